@@ -1,0 +1,90 @@
+// CRC32C (Castagnoli). Hardware path on x86_64 (SSE4.2) and aarch64 (CRC extension),
+// chosen once at run time; a slicing-by-8 table path everywhere else.
+#include "CCaskSupport.h"
+#include <string.h>
+
+static uint32_t table[8][256];
+static int table_ready = 0;
+
+static void build_table(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        for (int t = 1; t < 8; t++) table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
+    }
+    __atomic_store_n(&table_ready, 1, __ATOMIC_RELEASE);
+}
+
+static uint32_t crc_software(uint32_t crc, const uint8_t *p, size_t n) {
+    if (!__atomic_load_n(&table_ready, __ATOMIC_ACQUIRE)) build_table();
+    crc = ~crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        w ^= crc;
+        crc = table[7][w & 0xFF] ^ table[6][(w >> 8) & 0xFF] ^ table[5][(w >> 16) & 0xFF] ^
+              table[4][(w >> 24) & 0xFF] ^ table[3][(w >> 32) & 0xFF] ^ table[2][(w >> 40) & 0xFF] ^
+              table[1][(w >> 48) & 0xFF] ^ table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xFF];
+    return ~crc;
+}
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+__attribute__((target("sse4.2")))
+static uint32_t crc_hardware(uint32_t crc, const uint8_t *p, size_t n) {
+    uint64_t c = ~crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = _mm_crc32_u64(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = _mm_crc32_u8(c32, *p++);
+    return ~c32;
+}
+static int has_hardware(void) {
+    static int cached = -1;
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+static uint32_t crc_hardware(uint32_t crc, const uint8_t *p, size_t n) {
+    uint32_t c = ~crc;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __crc32cd(c, w);
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = __crc32cb(c, *p++);
+    return ~c;
+}
+static int has_hardware(void) { return 1; }
+#else
+static uint32_t crc_hardware(uint32_t crc, const uint8_t *p, size_t n) { return crc_software(crc, p, n); }
+static int has_hardware(void) { return 0; }
+#endif
+
+uint32_t cask_crc32c_extend(uint32_t crc, const void *data, size_t length) {
+    const uint8_t *p = (const uint8_t *)data;
+    return has_hardware() ? crc_hardware(crc, p, length) : crc_software(crc, p, length);
+}
