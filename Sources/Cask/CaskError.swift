@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every failure Cask reports. Each case names the problem and, in its description, the fix.
+///
+/// Failures never leave a store half-changed in memory: when an operation throws, what was
+/// stored before the call is still readable.
+public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The store directory is already open, in this process or another (`ownerPID` when known).
+    case storeLocked(path: String, ownerPID: Int32?)
+    /// A file in the store does not start with Cask's magic bytes.
+    case notACaskStore(file: String)
+    /// A file was written by a newer format version than this build understands.
+    case unsupportedFormatVersion(file: String, found: UInt32, supported: UInt32)
+    /// A key was empty.
+    case emptyKey
+    /// A key's UTF-8 form is longer than the store allows (bytes).
+    case keyTooLong(length: Int, maximum: Int)
+    /// A value is larger than the store allows (bytes).
+    case valueTooLarge(size: Int, maximum: Int)
+    /// A system call failed. `errno` is the C error number; `operation` names the call.
+    case io(operation: String, path: String, errno: Int32)
+    /// Bytes on disk failed their checksum or structure check.
+    case corruption(file: String, offset: Int64, reason: String)
+    /// The store was closed; no further operations are possible on this instance.
+    case closed
+    /// An option was out of its documented range.
+    case invalidOption(String)
+    /// A cached value could not be encoded or decoded by the cache's coder.
+    case coding(key: String, reason: String)
+
+    /// True when the failure is the disk being full (ENOSPC) or a file-size limit (EFBIG).
+    public var isOutOfSpace: Bool {
+        if case .io(_, _, let code) = self { return code == ENOSPC || code == EFBIG }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case let .storeLocked(path, pid):
+            let owner = pid.map { "process \($0)" } ?? "another process or handle"
+            return "store at \(path) is open in \(owner); close it there first"
+        case let .notACaskStore(file):
+            return "not a Cask store: bad magic in \(file)"
+        case let .unsupportedFormatVersion(file, found, supported):
+            return "format version \(found) in \(file) is newer than this cask (\(supported)); upgrade cask"
+        case .emptyKey:
+            return "keys must not be empty"
+        case let .keyTooLong(length, maximum):
+            return "key is \(length) bytes of UTF-8; the maximum is \(maximum)"
+        case let .valueTooLarge(size, maximum):
+            return "value is \(size) bytes; the maximum is \(maximum) (see StoreOptions.maximumValueSize)"
+        case let .io(operation, path, code):
+            let text = String(cString: strerror(code))
+            let hint = (code == ENOSPC || code == EFBIG) ? " (free disk space or lower the byte limit)" : ""
+            return "\(operation) failed on \(path): \(text) (errno \(code))\(hint)"
+        case let .corruption(file, offset, reason):
+            return "corruption in \(file) at offset \(offset): \(reason); run `cask verify`"
+        case .closed:
+            return "the store is closed"
+        case let .invalidOption(text):
+            return "invalid option: \(text)"
+        case let .coding(key, reason):
+            return "value for key \"\(key)\" could not be coded: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+extension DiskStore {
+    private enum ReadPlan {
+        case miss
+        case done(Data)
+        case read(SegmentFile, IndexEntry)
+        case damaged(IndexEntry)
+    }
+
+    /// The value stored under `key`, or nil when there is none, it has expired, or its record
+    /// failed its checksum (the damage is then logged, counted in ``statistics`` and the key
+    /// removed: a damaged value is never returned). Counts as an access for LRU and age limits.
+    ///
+    /// The index lookup holds the store's lock; the file read (`pread`) does not.
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
+    public func value(forKey key: String) throws(CaskError) -> Data? {
+        let now = options.clock.milliseconds()
+        let plan = try state.withLock { s throws(CaskError) -> ReadPlan in
+            guard !s.isClosed else { throw .closed }
+            guard let position = s.index.index(forKey: key) else {
+                s.stats.misses += 1
+                return .miss
+            }
+            let entry = s.index.values[position]
+            if entry.isExpired(at: now) {
+                s.drop(key)
+                s.stats.expirations += 1
+                s.stats.misses += 1
+                return .miss
+            }
+            s.index.values[position].accessTime = now
+            s.stats.hits += 1
+            if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
+                let start = Int(Int64(entry.offset) - s.flushedSize)
+                let decoded = try s.buffer.withBytes { bytes throws(CaskError) in
+                    Self.decodeValue(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + entry.recordSize)]), key: key, entry: entry)
+                }
+                return decoded.map { .done($0) } ?? .damaged(entry)
+            }
+            guard let file = s.segments[entry.segment] else { return .damaged(entry) }
+            return .read(file, entry)
+        }
+        switch plan {
+        case .miss:
+            return nil
+        case .done(let data):
+            return data
+        case .damaged(let entry):
+            try reportDamage(key: key, entry: entry, file: "active buffer")
+            return nil
+        case .read(let file, let entry):
+            let size = entry.recordSize
+            var complete = false
+            var failure: CaskError?
+            let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                do throws(CaskError) {
+                    complete = try file.fileSystem.readExactly(file.handle, into: UnsafeMutableRawBufferPointer(buffer), at: Int64(entry.offset))
+                } catch {
+                    failure = error
+                }
+                count = size
+            }
+            if let failure { throw failure }
+            if complete, let data = bytes.withUnsafeBytes({ Self.decodeValue($0, key: key, entry: entry) }) {
+                return data
+            }
+            try reportDamage(key: key, entry: entry, file: file.path)
+            return nil
+        }
+    }
+
+    /// Decodes a record read for `entry`; nil unless checksum, key, sequence and lengths all match.
+    private static func decodeValue(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry) -> Data? {
+        guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
+              h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
+        let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
+        guard key.utf8.elementsEqual(keyBytes) else { return nil }
+        let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
+        if !h.isCompressed { return Data(stored) }
+        var data = Data(count: h.originalLength)
+        let ok = data.withUnsafeMutableBytes { Compression.decompress(stored, into: $0) }
+        return ok ? data : nil
+    }
+
+    /// A record failed its check on read: count and log it, and make the key durably absent so
+    /// that no older value of it can come back.
+    private func reportDamage(key: String, entry: IndexEntry, file: String) throws(CaskError) {
+        options.logger.error("record of key \(key) at \(file):\(entry.offset) failed its checksum; key removed")
+        let now = options.clock.milliseconds()
+        try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) in
+                s.stats.corruptRecords += 1
+                guard !s.isClosed, let current = s.index[key], current.sequence == entry.sequence else { return }
+                let tombstone = try s.appendRecord(
+                    kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                    originalLength: 0, flags: 0, expiry: 0, now: now)
+                s.install(tombstone, forKey: key)
+            }
+        }
+    }
+
+    /// What the store knows of `key` without reading its value, or nil when absent or expired.
+    /// Not an access: LRU order does not change.
+    public func metadata(forKey key: String) -> ItemMetadata? {
+        let now = options.clock.milliseconds()
+        return state.withLock { s in
+            guard !s.isClosed, let e = s.index[key], !e.isExpired(at: now) else { return nil }
+            return Self.metadata(key, e)
+        }
+    }
+
+    static func metadata(_ key: String, _ e: IndexEntry) -> ItemMetadata {
+        ItemMetadata(
+            key: key, size: Int(e.originalLength), storedSize: Int(e.storedLength), isCompressed: e.isCompressed,
+            writeDate: Date(milliseconds: e.writeTime), accessDate: Date(milliseconds: e.accessTime),
+            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned)
+    }
+
+    /// Whether a live, unexpired value is stored under `key`. Not an access.
+    public func contains(_ key: String) -> Bool {
+        let now = options.clock.milliseconds()
+        return state.withLock { s in
+            guard !s.isClosed, let e = s.index[key] else { return false }
+            return !e.isExpired(at: now)
+        }
+    }
+
+    /// The keys of all live, unexpired items, in no particular order. O(n); a snapshot.
+    public func keys() -> [String] {
+        let now = options.clock.milliseconds()
+        return state.withLock { s in
+            s.index.compactMap { $0.value.isExpired(at: now) ? nil : $0.key }
+        }
+    }
+
+    /// Metadata of all live, unexpired items, in no particular order. O(n); a snapshot.
+    public func allMetadata() -> [ItemMetadata] {
+        let now = options.clock.milliseconds()
+        return state.withLock { s in
+            s.index.compactMap { $0.value.isExpired(at: now) ? nil : Self.metadata($0.key, $0.value) }
+        }
+    }
+
+    /// The number of items in the index (expired items not yet noticed included). O(1).
+    public var count: Int { state.withLock { $0.index.count } }
+
+    /// Bytes of live records (headers and keys included).
+    public var liveBytes: Int64 { state.withLock { $0.liveBytes } }
+
+    /// Bytes of all segment and hint files.
+    public var fileBytes: Int64 { state.withLock { $0.fileBytes } }
+
+    /// Counters and sizes at this moment.
+    public var statistics: StoreStatistics {
+        state.withLock { s in
+            var stats = s.stats
+            stats.itemCount = s.index.count
+            stats.liveBytes = s.liveBytes
+            stats.fileBytes = s.fileBytes
+            stats.deadBytes = s.usage.values.reduce(0) { $0 + max(0, $1.fileBytes - Int64(Format.segmentHeaderSize) - $1.liveBytes) }
+            stats.segmentCount = s.segments.count
+            return stats
+        }
+    }
+}

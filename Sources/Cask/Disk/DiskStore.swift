@@ -1,0 +1,234 @@
+import Foundation
+import Synchronization
+
+/// A persistent key-value store of byte values: a Bitcask-style log of checksummed records in
+/// segment files, with an in-memory index rebuilt on open.
+///
+/// ```swift
+/// let store = try DiskStore(directory: "/tmp/cache")
+/// try store.setValue(Data("hello".utf8), forKey: "greeting", timeToLive: .seconds(60))
+/// let value = try store.value(forKey: "greeting")   // Data("hello")
+/// try store.close()
+/// ```
+///
+/// Thread safety: every method may be called from any thread. Writers are serialised by one
+/// mutex; readers hold it only to look up the index and then read the file with `pread`.
+///
+/// Durability: see ``Durability``. A store directory is open in one place at a time; a second
+/// open, from this or another process, throws ``CaskError/storeLocked(path:ownerPID:)``.
+public final class DiskStore: Sendable {
+    /// The store's directory.
+    public let directory: String
+    /// The options the store was opened with.
+    public let options: StoreOptions
+    let state: Mutex<StoreState>
+    private let lock: StoreLock
+    private let ticker: BackgroundTicker
+
+    /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
+    /// index (from hint files where valid, by scanning otherwise).
+    ///
+    /// - Throws: ``CaskError/storeLocked(path:ownerPID:)`` when it is open elsewhere;
+    ///   ``CaskError/notACaskStore(file:)`` when the directory holds other files;
+    ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)`` for a newer format;
+    ///   ``CaskError/io(operation:path:errno:)`` when the file system fails.
+    ///   Damage inside the store is recovered from, not thrown (see format-spec.md, "Recovery").
+    public init(directory: String, options: StoreOptions = StoreOptions()) throws(CaskError) {
+        try options.validate()
+        let fs = options.fileSystem
+        try fs.createDirectory(directory)
+        let names = try fs.contentsOfDirectory(directory)
+        let ours = names.contains { $0 == FileNames.lock || FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }
+        if !ours, let foreign = names.first(where: { !$0.hasPrefix(".") }) {
+            throw .notACaskStore(file: FileNames.join(directory, foreign))
+        }
+        self.directory = directory
+        self.options = options
+        self.lock = try StoreLock.acquire(directory: directory, fs: fs)
+        var loader = StoreLoader(directory: directory, options: options)
+        self.state = Mutex(try loader.load())
+        var interval = options.flushInterval
+        if case .interval(let d) = options.durability { interval = min(interval, d) }
+        let box = WeakBox()
+        self.ticker = BackgroundTicker(interval: interval, name: "cask.flush") { box.store?.backgroundTick() ?? false }
+        box.store = self
+    }
+
+    deinit {
+        ticker.stop()
+        try? close()
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` under `key`, replacing any earlier value.
+    ///
+    /// - Parameters:
+    ///   - timeToLive: the item expires this long after now (never returned afterwards); nil = never.
+    ///   - isPinned: pinned items are exempt from TTL and age limits and evicted last.
+    /// - Throws: ``CaskError/emptyKey``, ``CaskError/keyTooLong(length:maximum:)`` (over 1,024
+    ///   UTF-8 bytes), ``CaskError/valueTooLarge(size:maximum:)`` (over `maximumValueSize`),
+    ///   ``CaskError/io(operation:path:errno:)``, ``CaskError/closed``. On a throw the key keeps
+    ///   its previous value.
+    public func setValue(
+        _ value: some ContiguousBytes,
+        forKey key: String,
+        timeToLive: Duration? = nil,
+        isPinned: Bool = false
+    ) throws(CaskError) {
+        let result: Result<Void, CaskError> = value.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in try put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+        }
+        try result.get()
+    }
+
+    private func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
+        guard value.count <= options.maximumValueSize else {
+            throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
+        }
+        let compressed = Compression.compress(value, policy: options.compression)
+        let now = options.clock.milliseconds()
+        let expiry = timeToLive.map { now + max(0, $0.milliseconds) } ?? 0
+        var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
+        if compressed != nil { flags |= Format.RecordFlag.compressed }
+        let durable = options.durability == .everyWrite
+        try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
+                try state.withLock { s throws(CaskError) in
+                    guard !s.isClosed else { throw .closed }
+                    let entry = try s.appendRecord(
+                        kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
+                        flags: flags, expiry: expiry, now: now)
+                    if durable {
+                        do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
+                    }
+                    s.install(entry, forKey: key)
+                }
+            }
+        }
+    }
+
+    /// Removes the value for `key`. Returns true when there was one. The removal is recorded as a
+    /// tombstone, so the key stays removed after reopen and compaction.
+    ///
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` or ``CaskError/closed``; the key then
+    ///   keeps its value.
+    @discardableResult
+    public func removeValue(forKey key: String) throws(CaskError) -> Bool {
+        let now = options.clock.milliseconds()
+        let durable = options.durability == .everyWrite
+        return try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> Bool in
+                guard !s.isClosed else { throw .closed }
+                guard let existing = s.index[key] else { return false }
+                let entry = try s.appendRecord(
+                    kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                    originalLength: 0, flags: 0, expiry: 0, now: now)
+                if durable {
+                    do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
+                }
+                s.install(entry, forKey: key)
+                return !existing.isExpired(at: now)
+            }
+        }
+    }
+
+    /// Removes every item. The store is empty when this returns: a new segment marked as clearing
+    /// all older ones is made durable first, then the old files are deleted.
+    public func removeAll() throws(CaskError) {
+        try state.withLock { s throws(CaskError) in
+            guard !s.isClosed else { throw .closed }
+            let header = SegmentHeader(
+                id: UInt64(s.nextSegmentID), kind: .log, flags: Format.SegmentFlag.clearsOlder,
+                minimumSequence: s.nextSequence, sequenceLimit: 0)
+            let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs)
+            let old = Array(s.segments.keys)
+            s.segments = [file.id: file]
+            s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)]
+            s.hintBytes = [:]
+            s.index = [:]
+            s.liveBytes = 0
+            s.active = file
+            s.activeSize = Int64(Format.segmentHeaderSize)
+            s.flushedSize = s.activeSize
+            s.syncedSize = s.activeSize
+            s.buffer.reset()
+            s.needsRollover = false
+            s.needsTruncate = false
+            s.nextSegmentID = file.id &+ 1
+            for id in old {
+                try? s.fs.remove(FileNames.join(s.directory, FileNames.segment(id)))
+                try? s.fs.remove(FileNames.join(s.directory, FileNames.hint(id)))
+            }
+            try? s.fs.syncDirectory(s.directory)
+        }
+    }
+
+    // MARK: Durability and lifetime
+
+    /// Writes buffered records and `fdatasync`s the active segment: everything put or removed
+    /// before this call survives a power loss once it returns.
+    public func sync() throws(CaskError) {
+        try state.withLock { s throws(CaskError) in
+            guard !s.isClosed else { throw .closed }
+            try s.syncActive()
+        }
+    }
+
+    /// Syncs, writes the active segment's hint file (so the next open reads no segment), and
+    /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
+    public func close() throws(CaskError) {
+        ticker.stop()
+        try state.withLock { s throws(CaskError) in
+            guard !s.isClosed else { return }
+            try s.syncActive()
+            s.writeHint(for: s.active.id)
+            s.isClosed = true
+            s.index = [:]
+            s.segments = [:]
+        }
+    }
+
+    /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
+    /// Returns false once the store is closed.
+    private func backgroundTick() -> Bool {
+        state.withLock { s in
+            guard !s.isClosed else { return false }
+            do throws(CaskError) {
+                if case .interval = options.durability { try s.syncActive() } else { try s.flush() }
+            } catch {
+                s.stats.backgroundFailures += 1
+                options.logger.warning("background flush failed: \(error)")
+            }
+            return true
+        }
+    }
+}
+
+/// Lets the background thread reach the store without keeping it alive.
+private final class WeakBox: @unchecked Sendable {
+    // Written once in DiskStore.init before the first tick can read it; weak loads are atomic.
+    weak var store: DiskStore?
+}
+
+/// Runs `body` with the UTF-8 bytes of `key`, after checking the key's length.
+func withKeyBytes<R>(_ key: String, _ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
+    var key = key
+    let result: Result<R, CaskError> = key.withUTF8 { utf8 in
+        Result { () throws(CaskError) in
+            guard utf8.count > 0 else { throw CaskError.emptyKey }
+            guard utf8.count <= Format.maximumKeyLength else {
+                throw CaskError.keyTooLong(length: utf8.count, maximum: Format.maximumKeyLength)
+            }
+            return try body(UnsafeRawBufferPointer(utf8))
+        }
+    }
+    return try result.get()
+}
+
+@inline(__always)
+private func withStoredBytes<R>(_ compressed: [UInt8]?, or value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
+    guard let compressed else { return try body(value) }
+    let result: Result<R, CaskError> = compressed.withUnsafeBytes { raw in Result { () throws(CaskError) in try body(raw) } }
+    return try result.get()
+}

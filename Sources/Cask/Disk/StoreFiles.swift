@@ -1,0 +1,46 @@
+/// File-level steps that must happen in a crash-safe order (format-spec.md, "Crash safety").
+enum StoreFiles {
+    /// Creates a segment file holding only `header`, durable with its directory entry before it
+    /// returns. A failure removes the partial file.
+    static func createSegment(_ header: SegmentHeader, in directory: String, fs: any FileSystem) throws(CaskError) -> SegmentFile {
+        let id = UInt32(header.id)
+        let path = FileNames.join(directory, FileNames.segment(id))
+        let handle = try fs.open(path, mode: .appendOrCreate)
+        do throws(CaskError) {
+            try fs.truncate(handle, to: 0)
+            let bytes = header.encoded()
+            try bytes.withBytes { raw throws(CaskError) in try fs.appendAll(handle, raw) }
+            try fs.sync(handle)
+            try fs.syncDirectory(directory)
+        } catch {
+            fs.close(handle)
+            try? fs.remove(path)
+            throw error
+        }
+        return SegmentFile(id: id, path: path, handle: handle, fileSystem: fs)
+    }
+
+    /// Replaces `name` in `directory` with `bytes`: write a temporary file, fsync it, rename it over
+    /// the name, fsync the directory. A crash leaves either the old file or the new one.
+    static func writeAtomically(_ bytes: [UInt8], to name: String, in directory: String, fs: any FileSystem) throws(CaskError) {
+        let path = FileNames.join(directory, name)
+        let temporary = path + FileNames.temporarySuffix
+        let handle = try fs.open(temporary, mode: .createTruncate)
+        do throws(CaskError) {
+            try bytes.withBytes { raw throws(CaskError) in try fs.appendAll(handle, raw) }
+            try fs.sync(handle)
+            fs.close(handle)
+        } catch {
+            fs.close(handle)
+            try? fs.remove(temporary)
+            throw error
+        }
+        do throws(CaskError) {
+            try fs.rename(temporary, to: path)
+        } catch {
+            try? fs.remove(temporary)
+            throw error
+        }
+        try fs.syncDirectory(directory)
+    }
+}

@@ -1,0 +1,242 @@
+import Logging
+
+/// Rebuilds a store's state on open: reads hint files where they are valid, scans segments where
+/// they are not, cuts a torn tail, applies the salvage rule to damage, and starts a new active
+/// segment. The rules are in format-spec.md, "Recovery"; this type applies them in that order.
+struct StoreLoader {
+    let directory: String
+    let options: StoreOptions
+    var fs: any FileSystem { options.fileSystem }
+    var logger: Logger { options.logger }
+
+    private struct Loaded {
+        var file: SegmentFile
+        var header: SegmentHeader?
+        var size: Int64
+    }
+
+    /// What scanning found that the salvage rule needs.
+    private var salvageBound: UInt64 = 0
+    private var index: [String: IndexEntry] = [:]
+    private var stats = StoreStatistics()
+    private var maximumSequence: UInt64 = 0
+    private var hintsToWrite: [UInt32] = []
+
+    init(directory: String, options: StoreOptions) {
+        self.directory = directory
+        self.options = options
+    }
+
+    /// Loads the store in `directory` (which must exist and be locked by the caller).
+    mutating func load() throws(CaskError) -> StoreState {
+        let names = try fs.contentsOfDirectory(directory)
+        for name in names where name.hasSuffix(FileNames.temporarySuffix) {
+            try fs.remove(FileNames.join(directory, name))   // an unfinished hint or compaction output
+        }
+        let ids = names.compactMap { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) }.sorted()
+        let hinted = Set(names.compactMap { FileNames.id(in: $0, suffix: FileNames.hintSuffix) })
+
+        var loaded: [Loaded] = []
+        for id in ids {
+            let path = FileNames.join(directory, FileNames.segment(id))
+            let handle = try fs.open(path, mode: .read)
+            let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs)
+            let size = try fs.size(handle)
+            var head = [UInt8](repeating: 0, count: min(Int(size), Format.segmentHeaderSize))
+            _ = try head.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }
+            var header: SegmentHeader?
+            switch head.withUnsafeBytes({ SegmentHeader.parse($0) }) {
+            case .valid(let h): header = h
+            case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
+            case .damaged: header = nil
+            }
+            loaded.append(Loaded(file: file, header: header, size: size))
+        }
+
+        // A segment that clears older ones (removeAll) makes every lower id dead.
+        if let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id {
+            for dead in loaded where dead.file.id < epoch {
+                try fs.remove(dead.file.path)
+                try fs.remove(FileNames.join(directory, FileNames.hint(dead.file.id)))
+            }
+            loaded.removeAll { $0.file.id < epoch }
+            try fs.syncDirectory(directory)
+        }
+
+        let lastLogID = loaded.last(where: { $0.header == nil || $0.header?.kind == .log })?.file.id
+        var kept: [Loaded] = []
+        for (position, segment) in loaded.enumerated() {
+            let id = segment.file.id
+            if hinted.contains(id), let header = segment.header, try loadHint(segment.file, size: segment.size) {
+                maximumSequence = max(maximumSequence, header.minimumSequence)
+                stats.segmentsLoadedFromHints += 1
+                kept.append(segment)
+                continue
+            }
+            let nextLogMinimum = loaded[(position + 1)...].first(where: { $0.header?.kind == .log })?.header?.minimumSequence
+            if let size = try scan(segment, isLast: id == lastLogID, nextLogMinimum: nextLogMinimum) {
+                var updated = segment
+                updated.size = size
+                kept.append(updated)
+            }
+        }
+
+        // Salvage: a damaged range might have held a newer record (or a delete) of any key whose
+        // surviving record is older than the range. Those keys are dropped, durably, below.
+        var dropped: [String] = []
+        for (key, entry) in index where entry.isTombstone || entry.sequence < salvageBound {
+            if !entry.isTombstone { dropped.append(key) }
+            index.removeValue(forKey: key)
+        }
+        stats.keysDroppedByRecovery = UInt64(dropped.count)
+        if !dropped.isEmpty {
+            logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
+        }
+
+        let maxID = loaded.last?.file.id ?? 0
+        let header = SegmentHeader(
+            id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
+        let active = try StoreFiles.createSegment(header, in: directory, fs: fs)
+        var state = StoreState(directory: directory, options: options, active: active, nextSequence: maximumSequence + 1)
+        for segment in kept {
+            state.segments[segment.file.id] = segment.file
+            state.usage[segment.file.id] = SegmentUsage(fileBytes: segment.size, liveBytes: 0)
+        }
+        for name in names {
+            if let id = FileNames.id(in: name, suffix: FileNames.hintSuffix), state.segments[id] != nil,
+               let h = try? fs.open(FileNames.join(directory, name), mode: .read) {
+                state.hintBytes[id] = (try? fs.size(h)) ?? 0
+                fs.close(h)
+            }
+        }
+        state.index = index
+        state.stats = stats
+        for entry in index.values {
+            state.usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
+            state.liveBytes += Int64(entry.recordSize)
+        }
+        for id in hintsToWrite { state.writeHint(for: id) }
+        if !dropped.isEmpty {
+            let now = options.clock.milliseconds()
+            for key in dropped {
+                let entry = try withKeyBytes(key) { keyBytes throws(CaskError) in
+                    try state.appendRecord(kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                                           originalLength: 0, flags: 0, expiry: 0, now: now)
+                }
+                state.install(entry, forKey: key)
+            }
+            try state.syncActive()
+        }
+        return state
+    }
+
+    /// Applies a valid hint file; false (after logging) when it is missing or invalid.
+    private mutating func loadHint(_ segment: SegmentFile, size: Int64) throws(CaskError) -> Bool {
+        let path = FileNames.join(directory, FileNames.hint(segment.id))
+        guard let handle = try? fs.open(path, mode: .read) else { return false }
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        let id = segment.id
+        var local = index
+        var maxSeq = maximumSequence
+        let failure = bytes.withUnsafeBytes { raw in
+            HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
+                let entry = IndexEntry(
+                    segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength),
+                    originalLength: UInt32(e.originalLength), sequence: e.sequence, writeTime: e.writeTime,
+                    expiry: e.expiry, accessTime: e.accessTime,
+                    flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
+                maxSeq = max(maxSeq, e.sequence)
+                Self.apply(entry, key: String(decoding: keyBytes, as: UTF8.self), to: &local)
+            }
+        }
+        switch failure {
+        case nil:
+            index = local
+            maximumSequence = maxSeq
+            return true
+        case .newerVersion(let v):
+            throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
+        case .invalid(let reason):
+            logger.warning("hint file \(path) is invalid (\(reason)); scanning its segment instead")
+            return false
+        }
+    }
+
+    /// Scans one segment into the index. Returns the segment's size after recovery, or nil when it
+    /// held nothing and was removed.
+    private mutating func scan(_ segment: Loaded, isLast: Bool, nextLogMinimum: UInt64?) throws(CaskError) -> Int64? {
+        stats.segmentsScanned += 1
+        let file = segment.file
+        let bytes = try fs.readWholeFile(file.handle)
+        var local = index
+        let id = file.id
+        let summary = try bytes.withBytes { raw throws(CaskError) in
+            try SegmentScanner.scan(raw, file: file.path) { h, offset in
+                let key = String(decoding: UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)]), as: UTF8.self)
+                let entry = IndexEntry(
+                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
+                    originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
+                    expiry: h.expiry, accessTime: h.writeTime,
+                    flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
+                Self.apply(entry, key: key, to: &local)
+            }
+        }
+        index = local
+        maximumSequence = max(maximumSequence, summary.maximumSequence)
+        if let h = segment.header {
+            maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
+        }
+
+        if isLast && summary.recordCount == 0 && segment.header == nil {
+            // Created but never completed (a crash before its header was durable): nothing in it
+            // was ever acknowledged.
+            try fs.remove(file.path)
+            try fs.syncDirectory(directory)
+            return nil
+        }
+        var size = Int64(bytes.count)
+        if summary.headerDamaged {
+            stats.damagedRanges += 1
+            logger.error("segment header of \(file.path) is damaged; its records were scanned")
+        }
+        for damage in summary.damage {
+            if isLast && damage.reachesEnd {
+                // A torn tail: records that were being written when the process or machine stopped.
+                let handle = try fs.open(file.path, mode: .appendOrCreate)
+                defer { fs.close(handle) }
+                try fs.truncate(handle, to: Int64(damage.start))
+                try fs.sync(handle)
+                size = Int64(damage.start)
+                stats.tornTailBytes += UInt64(damage.end - damage.start)
+                logger.notice("cut a torn tail of \(damage.end - damage.start) bytes from \(file.path)")
+                continue
+            }
+            stats.damagedRanges += 1
+            stats.corruptRecords += 1
+            logger.error("damaged bytes \(damage.start)..<\(damage.end) in \(file.path): \(damage.reason)")
+            let bound: UInt64
+            if let next = damage.nextSequence {
+                bound = next
+            } else if let h = segment.header, h.kind == .compacted, h.sequenceLimit > 0 {
+                bound = h.sequenceLimit
+            } else if let next = nextLogMinimum {
+                bound = next
+            } else {
+                bound = .max
+            }
+            salvageBound = max(salvageBound, bound)
+        }
+        if summary.damage.allSatisfy({ isLast && $0.reachesEnd }) && !summary.headerDamaged {
+            hintsToWrite.append(id)
+        }
+        return size
+    }
+
+    /// Keeps the record with the higher sequence number, whatever file it came from.
+    @inline(__always)
+    private static func apply(_ entry: IndexEntry, key: String, to index: inout [String: IndexEntry]) {
+        if let existing = index[key], existing.sequence >= entry.sequence { return }
+        index[key] = entry
+    }
+}

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The store directory's `LOCK` file, held with `flock(2)` for as long as the store is open.
+///
+/// The kernel drops the lock when the process dies, so a crashed owner never blocks the next open.
+/// The owner's pid is written into the file only so that the error can name it.
+final class StoreLock: Sendable {
+    let handle: FileHandle
+    let fileSystem: any FileSystem
+
+    private init(handle: FileHandle, fileSystem: any FileSystem) {
+        self.handle = handle
+        self.fileSystem = fileSystem
+    }
+
+    static func acquire(directory: String, fs: any FileSystem) throws(CaskError) -> StoreLock {
+        let path = FileNames.join(directory, FileNames.lock)
+        let handle = try fs.open(path, mode: .appendOrCreate)
+        let locked: Bool
+        do throws(CaskError) { locked = try fs.tryLock(handle) } catch { fs.close(handle); throw error }
+        guard locked else {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            let n = (try? bytes.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
+            fs.close(handle)
+            let text = String(decoding: bytes.prefix(n), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .storeLocked(path: directory, ownerPID: Int32(text))
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        do throws(CaskError) {
+            try fs.truncate(handle, to: 0)
+            try pid.withBytes { raw throws(CaskError) in try fs.overwrite(handle, raw, at: 0) }
+        } catch {
+            fs.close(handle)
+            throw error
+        }
+        return StoreLock(handle: handle, fileSystem: fs)
+    }
+
+    deinit { fileSystem.close(handle) }
+}
+

@@ -1,0 +1,82 @@
+import Logging
+
+/// When the store makes written records durable (safe from power loss).
+///
+/// What survives which crash, for each mode, is spelled out in README.md ("Durability").
+public enum Durability: Sendable, Equatable {
+    /// Records are handed to the OS when the write buffer fills, at least every `flushInterval`,
+    /// and on ``DiskStore/sync()`` / ``DiskStore/close()``; the OS decides when they reach the disk.
+    case none
+    /// Every put and remove returns only after its record has been written and `fdatasync`ed.
+    case everyWrite
+    /// Like `.none`, plus a background thread syncs the active segment on this interval (group commit).
+    case interval(Duration)
+}
+
+/// Whether values are LZ4-compressed. A compressed form is kept only when it is smaller.
+public enum CompressionPolicy: Sendable, Equatable {
+    /// Values are stored as given.
+    case never
+    /// Values of at least `minimumSize` bytes are compressed; the result is kept when it saves at
+    /// least 1/16 of the value.
+    case automatic(minimumSize: Int)
+    /// Every non-empty value is compressed; the result is kept when it is smaller at all.
+    case always
+
+    /// The default: compress values of 512 bytes and more (see README.md, "Compression", for the
+    /// measurements behind the threshold).
+    public static let `default` = CompressionPolicy.automatic(minimumSize: 512)
+}
+
+/// A source of wall-clock time in milliseconds since the Unix epoch. Tests substitute their own.
+public struct WallClock: Sendable {
+    public let milliseconds: @Sendable () -> Int64
+    public init(milliseconds: @escaping @Sendable () -> Int64) { self.milliseconds = milliseconds }
+    /// The system's real-time clock.
+    public static let system = WallClock { currentWallClockMilliseconds() }
+}
+
+/// How a ``DiskStore`` is configured. Every field has a sensible default.
+public struct StoreOptions: Sendable {
+    /// A segment is sealed and a new one started once it reaches this many bytes. 4 KiB ... 2 GiB.
+    public var segmentSize: Int = 64 << 20
+    /// See ``Durability``. Default `.interval(.seconds(1))`.
+    public var durability: Durability = .interval(.seconds(1))
+    /// How long records may wait in the write buffer before being handed to the OS, in any mode.
+    public var flushInterval: Duration = .milliseconds(20)
+    /// Bytes of records collected in memory before one `write(2)`. 4 KiB ... 64 MiB.
+    public var writeBufferSize: Int = 1 << 20
+    /// See ``CompressionPolicy``.
+    public var compression: CompressionPolicy = .default
+    /// Largest value accepted, in bytes; at most 1 GiB (the format's limit). Default 256 MiB.
+    public var maximumValueSize: Int = 256 << 20
+    /// Where file I/O goes. Tests substitute a simulated or faulty file system.
+    public var fileSystem: any FileSystem = POSIXFileSystem()
+    /// The clock for write, access and expiry times.
+    public var clock: WallClock = .system
+    /// Where recovery reports, corruption and background failures are logged.
+    public var logger: Logger = Logger(label: "cask")
+
+    /// Options with every default.
+    public init() {}
+
+    func validate() throws(CaskError) {
+        guard (4096...(1 << 31)) ~= segmentSize else {
+            throw .invalidOption("segmentSize \(segmentSize) must be between 4 KiB and 2 GiB")
+        }
+        guard (4096...(64 << 20)) ~= writeBufferSize else {
+            throw .invalidOption("writeBufferSize \(writeBufferSize) must be between 4 KiB and 64 MiB")
+        }
+        guard (0...Format.maximumValueLength) ~= maximumValueSize else {
+            throw .invalidOption("maximumValueSize must be between 0 and \(Format.maximumValueLength)")
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down.
+    var milliseconds: Int64 {
+        let c = components
+        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
+    }
+}

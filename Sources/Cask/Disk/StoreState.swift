@@ -1,0 +1,230 @@
+import Logging
+
+/// Bytes of one segment file and how many of them hold live records.
+struct SegmentUsage: Sendable {
+    var fileBytes: Int64
+    var liveBytes: Int64
+}
+
+/// Everything a ``DiskStore`` changes, kept behind its one mutex: the index, the open segments and
+/// the active segment's writer. Methods here are called with the lock held and do no locking.
+///
+/// Invariants: `buffer` holds exactly the active segment's bytes `[flushedSize, activeSize)`;
+/// `syncedSize <= flushedSize <= activeSize`; every index entry points at a segment in `segments`.
+struct StoreState: Sendable {
+    let directory: String
+    let fs: any FileSystem
+    let options: StoreOptions
+
+    var index: [String: IndexEntry] = [:]
+    var segments: [UInt32: SegmentFile] = [:]
+    var usage: [UInt32: SegmentUsage] = [:]
+    var hintBytes: [UInt32: Int64] = [:]
+    var active: SegmentFile
+    var activeSize: Int64
+    var flushedSize: Int64
+    var syncedSize: Int64
+    /// A failed write may have left a partial record after `flushedSize`: cut it before appending.
+    var needsTruncate = false
+    /// A failed fsync makes the active segment suspect: start a new one before the next write.
+    var needsRollover = false
+    var buffer: WriteBuffer
+    var nextSequence: UInt64
+    var nextSegmentID: UInt32
+    var liveBytes: Int64 = 0
+    var stats = StoreStatistics()
+    var isClosed = false
+
+    init(directory: String, options: StoreOptions, active: SegmentFile, nextSequence: UInt64) {
+        self.directory = directory
+        self.fs = options.fileSystem
+        self.options = options
+        self.active = active
+        self.activeSize = Int64(Format.segmentHeaderSize)
+        self.flushedSize = activeSize
+        self.syncedSize = activeSize
+        self.buffer = WriteBuffer(capacity: options.writeBufferSize)
+        self.nextSequence = nextSequence
+        self.nextSegmentID = active.id &+ 1
+        segments[active.id] = active
+        usage[active.id] = SegmentUsage(fileBytes: activeSize, liveBytes: 0)
+    }
+
+    // MARK: Appending
+
+    /// Encodes one record at the end of the active segment (in the write buffer) and returns the
+    /// index entry describing it. The index is not changed: the caller installs the entry once the
+    /// record is as durable as the store's mode requires.
+    mutating func appendRecord(
+        kind: Format.RecordKind,
+        key: UnsafeRawBufferPointer,
+        stored: UnsafeRawBufferPointer,
+        originalLength: Int,
+        flags: UInt8,
+        expiry: Int64,
+        now: Int64
+    ) throws(CaskError) -> IndexEntry {
+        if needsRollover || (activeSize >= Int64(options.segmentSize) && activeSize > Int64(Format.segmentHeaderSize)) {
+            try rollover()
+        }
+        let size = RecordCodec.encodedSize(keyLength: key.count, storedLength: stored.count)
+        if buffer.count > 0 && buffer.count + size > options.writeBufferSize {
+            try flush()
+        }
+        let header = RecordHeader(
+            sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind, flags: flags,
+            keyLength: key.count, storedLength: stored.count, originalLength: originalLength)
+        buffer.append(size: size) { out in RecordCodec.encode(header, key: key, value: stored, into: out) }
+        let entry = IndexEntry(
+            segment: active.id, offset: UInt32(activeSize), storedLength: UInt32(stored.count),
+            originalLength: UInt32(originalLength), sequence: nextSequence, writeTime: now, expiry: expiry,
+            accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
+        activeSize += Int64(size)
+        usage[active.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += Int64(size)
+        nextSequence += 1
+        stats.writes += 1
+        return entry
+    }
+
+    /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
+    /// live-byte accounting. Returns the entry it replaced.
+    @discardableResult
+    mutating func install(_ entry: IndexEntry, forKey key: String) -> IndexEntry? {
+        let old: IndexEntry?
+        if entry.isTombstone {
+            old = index.removeValue(forKey: key)
+        } else {
+            old = index.updateValue(entry, forKey: key)
+            usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
+            liveBytes += Int64(entry.recordSize)
+        }
+        if let old { forget(old) }
+        return old
+    }
+
+    /// Accounts for an entry that no longer holds a live item.
+    mutating func forget(_ old: IndexEntry) {
+        usage[old.segment]?.liveBytes -= Int64(old.recordSize)
+        liveBytes -= Int64(old.recordSize)
+    }
+
+    /// Removes an expired or damaged key from the index.
+    mutating func drop(_ key: String) {
+        if let old = index.removeValue(forKey: key) { forget(old) }
+    }
+
+    /// Forgets records appended at or after `offset` of the active segment (a failed durable write).
+    mutating func undo(to offset: Int64) {
+        let removed = activeSize - offset
+        if offset >= flushedSize {
+            buffer.count = Int(offset - flushedSize)
+        } else {
+            buffer.reset()
+            flushedSize = offset
+            syncedSize = min(syncedSize, offset)
+            needsTruncate = true
+        }
+        activeSize = offset
+        usage[active.id]?.fileBytes -= removed
+    }
+
+    // MARK: Flushing and syncing
+
+    /// Hands the write buffer to the OS with as few `write(2)` calls as it takes. On failure the
+    /// buffer is kept and any partial write is cut off before the next attempt.
+    mutating func flush() throws(CaskError) {
+        if needsTruncate {
+            try fs.truncate(active.handle, to: flushedSize)
+            needsTruncate = false
+        }
+        guard buffer.count > 0 else { return }
+        let fs = self.fs
+        let handle = active.handle
+        do throws(CaskError) {
+            try buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
+        } catch {
+            needsTruncate = true
+            throw error
+        }
+        flushedSize = activeSize
+        buffer.reset()
+    }
+
+    /// Flushes and `fdatasync`s the active segment. A failed fsync is never retried and trusted:
+    /// the segment is abandoned for a new one at the next write.
+    mutating func syncActive() throws(CaskError) {
+        try flush()
+        guard syncedSize < flushedSize else { return }
+        do throws(CaskError) {
+            try fs.sync(active.handle)
+        } catch {
+            needsRollover = true
+            throw error
+        }
+        syncedSize = flushedSize
+    }
+
+    // MARK: Segments
+
+    /// Seals the active segment and starts a new one (format-spec.md, "Rollover"): the old segment
+    /// is synced, the new file is created with its header, synced, and the directory synced, before
+    /// anything is written to it. The sealed segment's hint file is then written.
+    mutating func rollover() throws(CaskError) {
+        try flush()
+        if syncedSize < flushedSize {
+            try fs.sync(active.handle)   // a failure here leaves everything as it was
+            syncedSize = flushedSize
+        }
+        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: nextSequence, sequenceLimit: 0)
+        let file = try StoreFiles.createSegment(header, in: directory, fs: fs)
+        let sealed = active
+        segments[file.id] = file
+        usage[file.id] = SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)
+        active = file
+        activeSize = Int64(Format.segmentHeaderSize)
+        flushedSize = activeSize
+        syncedSize = activeSize
+        needsRollover = false
+        needsTruncate = false
+        nextSegmentID = file.id &+ 1
+        writeHint(for: sealed.id)
+    }
+
+    /// Writes the hint file of a sealed segment, logging (not throwing) on failure: a missing hint
+    /// only means the segment is scanned at the next open.
+    mutating func writeHint(for id: UInt32) {
+        guard let segment = segments[id] else { return }
+        do throws(CaskError) {
+            let bytes = try fs.readWholeFile(segment.handle)
+            var entries: [(HintEntry, [UInt8])] = []
+            let index = self.index
+            let summary = try bytes.withBytes { raw throws(CaskError) in
+                try SegmentScanner.scan(raw, file: segment.path) { h, offset in
+                    let keyBytes = Array(raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
+                    let key = String(decoding: keyBytes, as: UTF8.self)
+                    var access = h.writeTime
+                    if let e = index[key], e.sequence == h.sequence { access = e.accessTime }
+                    entries.append((HintEntry(
+                        sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
+                        accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
+                        storedLength: h.storedLength, originalLength: h.originalLength), keyBytes))
+                }
+            }
+            guard summary.damage.isEmpty else {
+                options.logger.warning("not writing a hint for damaged segment \(segment.path)")
+                return
+            }
+            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(bytes.count), entries: entries)
+            try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
+            hintBytes[id] = Int64(hint.count)
+        } catch {
+            stats.backgroundFailures += 1
+            options.logger.warning("could not write the hint file of segment \(id): \(error)")
+        }
+    }
+
+    /// Bytes of all segment and hint files.
+    var fileBytes: Int64 {
+        usage.values.reduce(0) { $0 + $1.fileBytes } + hintBytes.values.reduce(0, +)
+    }
+}

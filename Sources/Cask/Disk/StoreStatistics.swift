@@ -1,0 +1,35 @@
+/// Counters and sizes of a ``DiskStore`` at one moment. All sizes in bytes.
+public struct StoreStatistics: Sendable, Equatable {
+    /// Live (readable, unexpired as of the last check) items.
+    public var itemCount = 0
+    /// Bytes of the records of live items, headers and keys included.
+    public var liveBytes: Int64 = 0
+    /// Bytes of all segment and hint files.
+    public var fileBytes: Int64 = 0
+    /// Bytes of segment records that no longer hold a live item (overwritten, removed, expired, evicted).
+    public var deadBytes: Int64 = 0
+    /// Number of segment files.
+    public var segmentCount = 0
+    /// Reads that found a live item.
+    public var hits: UInt64 = 0
+    /// Reads that found nothing (or an expired item).
+    public var misses: UInt64 = 0
+    /// Records written by puts and removes.
+    public var writes: UInt64 = 0
+    /// Records found damaged (on open, on read or by verification).
+    public var corruptRecords: UInt64 = 0
+    /// Damaged byte ranges found on open.
+    public var damagedRanges: UInt64 = 0
+    /// Keys dropped on open because a damaged range might have held a newer record of them.
+    public var keysDroppedByRecovery: UInt64 = 0
+    /// Bytes cut from a torn tail on open.
+    public var tornTailBytes: UInt64 = 0
+    /// Segments whose hint file was missing or invalid and that were scanned on open.
+    public var segmentsScanned = 0
+    /// Segments loaded from their hint file on open.
+    public var segmentsLoadedFromHints = 0
+    /// Items expired by their TTL.
+    public var expirations: UInt64 = 0
+    /// Failed background flushes or syncs (also logged).
+    public var backgroundFailures: UInt64 = 0
+}

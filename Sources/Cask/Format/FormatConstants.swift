@@ -1,0 +1,48 @@
+/// Sizes, magic numbers and flag bits of the on-disk format, shared by writer and reader.
+/// The authority is `format-spec.md`; a change here is a change there.
+enum Format {
+    /// The format version this build writes and the newest it reads.
+    static let version: UInt32 = 1
+
+    /// "CASKSEG\0": the first eight bytes of every segment file.
+    static let segmentMagic: [UInt8] = Array("CASKSEG\0".utf8)
+    /// "CASKHNT\0": the first eight bytes of every hint file.
+    static let hintMagic: [UInt8] = Array("CASKHNT\0".utf8)
+    /// "HEND": the last four bytes of a complete hint file.
+    static let hintEndMagic: UInt32 = 0x444E_4548
+
+    static let segmentHeaderSize = 48
+    static let recordHeaderSize = 40
+    static let hintHeaderSize = 48
+    static let hintEntrySize = 52
+    static let hintTrailerSize = 8
+
+    /// Longest key, in UTF-8 bytes.
+    static let maximumKeyLength = 1024
+    /// Largest value the format can hold (bytes); LZ4's own input limit is a little above it.
+    static let maximumValueLength = 1 << 30
+
+    enum RecordKind: UInt8 {
+        case value = 1
+        case tombstone = 2
+    }
+
+    enum RecordFlag {
+        static let compressed: UInt8 = 1 << 0
+        static let pinned: UInt8 = 1 << 1
+        static let known: UInt8 = compressed | pinned
+    }
+
+    enum SegmentKind: UInt8 {
+        /// Written by puts and removes, in sequence order.
+        case log = 1
+        /// Written by compaction: live records of older segments, in sequence order.
+        case compacted = 2
+    }
+
+    enum SegmentFlag {
+        /// Every segment with a lower id is dead (written by `removeAll`).
+        static let clearsOlder: UInt8 = 1 << 0
+        static let known: UInt8 = clearsOlder
+    }
+}

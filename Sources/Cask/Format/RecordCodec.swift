@@ -1,0 +1,101 @@
+/// The fixed part of a record, as decoded from disk. Layout: format-spec.md, "Record".
+struct RecordHeader: Sendable {
+    var sequence: UInt64
+    /// Milliseconds since the Unix epoch.
+    var writeTime: Int64
+    /// Milliseconds since the Unix epoch; 0 means the record never expires.
+    var expiry: Int64
+    var kind: Format.RecordKind
+    var flags: UInt8
+    var keyLength: Int
+    var storedLength: Int
+    var originalLength: Int
+
+    var isCompressed: Bool { flags & Format.RecordFlag.compressed != 0 }
+    var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
+    var isTombstone: Bool { kind == .tombstone }
+    /// Header, key and stored value, in bytes.
+    var encodedSize: Int { Format.recordHeaderSize + keyLength + storedLength }
+}
+
+/// Encodes and validates records. Pure functions over caller-owned buffers: no allocation.
+enum RecordCodec {
+    enum Decoded {
+        /// A record whose header is sane and whose checksum matches.
+        case record(RecordHeader)
+        /// Fewer bytes remain than the header or the record it describes needs.
+        case truncated
+        /// The bytes are not a valid record (the reason is for reports).
+        case invalid(String)
+    }
+
+    /// Bytes a record with these lengths occupies on disk.
+    @inline(__always)
+    static func encodedSize(keyLength: Int, storedLength: Int) -> Int {
+        Format.recordHeaderSize + keyLength + storedLength
+    }
+
+    /// Writes a complete record at the start of `out`, which must hold `encodedSize` bytes.
+    /// The key and stored value are copied in; the checksum covers everything after itself.
+    @inline(__always)
+    static func encode(
+        _ header: RecordHeader,
+        key: UnsafeRawBufferPointer,
+        value: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
+        precondition(key.count == header.keyLength && value.count == header.storedLength)
+        precondition(out.count >= header.encodedSize)
+        out.put(header.sequence, at: 4)
+        out.put(header.writeTime, at: 12)
+        out.put(header.expiry, at: 20)
+        out.put(header.kind.rawValue, at: 28)
+        out.put(header.flags, at: 29)
+        out.put(UInt16(header.keyLength), at: 30)
+        out.put(UInt32(header.storedLength), at: 32)
+        out.put(UInt32(header.originalLength), at: 36)
+        let base = out.baseAddress!
+        if key.count > 0 { (base + Format.recordHeaderSize).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        if value.count > 0 {
+            (base + Format.recordHeaderSize + key.count).copyMemory(from: value.baseAddress!, byteCount: value.count)
+        }
+        let covered = UnsafeRawBufferPointer(start: base + 4, count: header.encodedSize - 4)
+        out.put(CRC32C.mask(CRC32C.checksum(covered)), at: 0)
+    }
+
+    /// Decodes and verifies the record starting at `offset` in `bytes`.
+    ///
+    /// Every length is checked against the format's limits before it is trusted, and the checksum
+    /// is checked before anything (the key, the value) is used.
+    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Decoded {
+        let remaining = bytes.count - offset
+        if remaining < Format.recordHeaderSize { return .truncated }
+        let h = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Format.recordHeaderSize)])
+        guard let kind = Format.RecordKind(rawValue: h.u8(28)) else { return .invalid("unknown record kind \(h.u8(28))") }
+        let flags = h.u8(29)
+        if flags & ~Format.RecordFlag.known != 0 { return .invalid("unknown flag bits \(flags)") }
+        let keyLength = Int(h.u16(30))
+        let stored = Int(h.u32(32))
+        let original = Int(h.u32(36))
+        if keyLength == 0 || keyLength > Format.maximumKeyLength { return .invalid("key length \(keyLength) out of range") }
+        if stored > Format.maximumValueLength || original > Format.maximumValueLength {
+            return .invalid("value length out of range")
+        }
+        let compressed = flags & Format.RecordFlag.compressed != 0
+        switch kind {
+        case .tombstone:
+            if stored != 0 || original != 0 || flags != 0 { return .invalid("tombstone with a value or flags") }
+        case .value:
+            if compressed ? (stored == 0 || original == 0) : (stored != original) {
+                return .invalid("stored and original lengths disagree")
+            }
+        }
+        let total = Format.recordHeaderSize + keyLength + stored
+        if remaining < total { return .truncated }
+        let covered = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + total)])
+        if CRC32C.mask(CRC32C.checksum(covered)) != h.u32(0) { return .invalid("checksum mismatch") }
+        return .record(RecordHeader(
+            sequence: h.u64(4), writeTime: h.i64(12), expiry: h.i64(20), kind: kind, flags: flags,
+            keyLength: keyLength, storedLength: stored, originalLength: original))
+    }
+}

@@ -1,0 +1,101 @@
+/// An open file, as a file system implementation numbers it. Opaque to the store.
+public struct FileHandle: Hashable, Sendable {
+    /// The implementation's number for this file (a POSIX file descriptor in production).
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+}
+
+/// How a file is opened.
+public enum OpenMode: Sendable {
+    /// Read only; the file must exist.
+    case read
+    /// Read and append; the file is created when missing (mode 0644). Writes go to the end.
+    case appendOrCreate
+    /// Read and write, truncated to zero or created.
+    case createTruncate
+}
+
+/// The one seam through which the store does all file I/O.
+///
+/// Production uses ``POSIXFileSystem``, which calls the system directly. Tests substitute an
+/// implementation that fails chosen calls or simulates power loss (see the `CaskTesting` product).
+/// Implementations must be thread-safe: readers call ``read(_:into:at:)`` concurrently with the writer.
+/// Every method throws ``CaskError/io(operation:path:errno:)`` on failure.
+public protocol FileSystem: Sendable {
+    /// Opens `path`. `path` is absolute or relative to the working directory.
+    func open(_ path: String, mode: OpenMode) throws(CaskError) -> FileHandle
+    /// Closes a handle. Errors are ignored: a close error cannot be acted on.
+    func close(_ handle: FileHandle)
+    /// Appends up to `buffer.count` bytes at the end of the file; returns how many were written
+    /// (a short write is allowed and is retried by the caller).
+    func append(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at end of file).
+    func read(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int
+    /// Makes the file's data durable (`fdatasync`; `F_FULLFSYNC` on Darwin).
+    func sync(_ handle: FileHandle) throws(CaskError)
+    /// Makes a directory's entries (creates, renames, unlinks) durable.
+    func syncDirectory(_ path: String) throws(CaskError)
+    /// The file's current size in bytes.
+    func size(_ handle: FileHandle) throws(CaskError) -> Int64
+    /// Cuts the file to `length` bytes.
+    func truncate(_ handle: FileHandle, to length: Int64) throws(CaskError)
+    /// Atomically replaces `destination` with `source`.
+    func rename(_ source: String, to destination: String) throws(CaskError)
+    /// Removes a file. A missing file is not an error.
+    func remove(_ path: String) throws(CaskError)
+    /// Names of the entries in a directory (no `.` or `..`).
+    func contentsOfDirectory(_ path: String) throws(CaskError) -> [String]
+    /// Creates a directory and missing parents; an existing directory is not an error.
+    func createDirectory(_ path: String) throws(CaskError)
+    /// Takes an exclusive advisory lock on an open file without waiting (`flock`).
+    /// Returns false when another open file description holds it.
+    func tryLock(_ handle: FileHandle) throws(CaskError) -> Bool
+    /// Writes all of `buffer` at `offset` (used only for the lock file's owner pid).
+    func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError)
+}
+
+extension FileSystem {
+    /// Appends all of `buffer`, retrying short writes. Throws on the first failing call.
+    @inlinable
+    func appendAll(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) {
+        var done = 0
+        while done < buffer.count {
+            let n = try append(handle, UnsafeRawBufferPointer(rebasing: buffer[done...]))
+            if n <= 0 { throw CaskError.io(operation: "write", path: "fd \(handle.rawValue)", errno: 5) }
+            done += n
+        }
+    }
+
+    /// Reads exactly `buffer.count` bytes at `offset`; returns false when the file ends first.
+    @inlinable
+    func readExactly(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = try read(handle, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
+            if n == 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Reads a whole file into memory.
+    func readWholeFile(_ handle: FileHandle) throws(CaskError) -> [UInt8] {
+        let size = Int(try self.size(handle))
+        if size == 0 { return [] }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var got = 0
+        var failure: CaskError?
+        bytes.withUnsafeMutableBytes { raw in
+            while got < size {
+                do throws(CaskError) {
+                    let n = try read(handle, into: UnsafeMutableRawBufferPointer(rebasing: raw[got...]), at: Int64(got))
+                    if n == 0 { break }
+                    got += n
+                } catch { failure = error; break }
+            }
+        }
+        if let failure { throw failure }
+        if got < size { bytes.removeLast(size - got) }
+        return bytes
+    }
+}

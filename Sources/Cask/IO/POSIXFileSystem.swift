@@ -1,0 +1,153 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The production file system: each method is one system call (EINTR retried here, once place).
+///
+/// Durable sync is `fdatasync(2)` on Linux and `fcntl(F_FULLFSYNC)` on Darwin, where plain `fsync`
+/// does not reach the platter. Thread-safe: it holds no state.
+public struct POSIXFileSystem: FileSystem {
+    public init() {}
+
+    @inline(__always)
+    private func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
+        while true {
+            let r = body()
+            if r == -1 && errno == EINTR { continue }
+            return r
+        }
+    }
+
+    private func failure(_ op: String, _ path: String) -> CaskError {
+        .io(operation: op, path: path, errno: errno)
+    }
+
+    private func name(_ h: FileHandle) -> String { "fd \(h.rawValue)" }
+
+    public func open(_ path: String, mode: OpenMode) throws(CaskError) -> FileHandle {
+        let flags: Int32
+        switch mode {
+        case .read: flags = O_RDONLY
+        case .appendOrCreate: flags = O_RDWR | O_CREAT | O_APPEND
+        case .createTruncate: flags = O_RDWR | O_CREAT | O_TRUNC
+        }
+        let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o644) }
+        if fd < 0 { throw failure("open", path) }
+        return FileHandle(rawValue: fd)
+    }
+
+    public func close(_ handle: FileHandle) {
+        _ = sys_close(handle.rawValue)
+    }
+
+    public func append(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
+        let n = retrying { sys_write(handle.rawValue, buffer.baseAddress, buffer.count) }
+        if n < 0 { throw failure("write", name(handle)) }
+        return n
+    }
+
+    public func read(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
+        let n = retrying { pread(handle.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+        if n < 0 { throw failure("pread", name(handle)) }
+        return n
+    }
+
+    public func sync(_ handle: FileHandle) throws(CaskError) {
+        #if canImport(Darwin)
+        let r = retrying { fcntl(handle.rawValue, F_FULLFSYNC) }
+        #else
+        let r = retrying { fdatasync(handle.rawValue) }
+        #endif
+        if r != 0 { throw failure("fsync", name(handle)) }
+    }
+
+    public func syncDirectory(_ path: String) throws(CaskError) {
+        let fd = retrying { sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0) }
+        if fd < 0 { throw failure("open directory", path) }
+        defer { _ = sys_close(fd) }
+        #if canImport(Darwin)
+        let r = retrying { fcntl(fd, F_FULLFSYNC) }
+        #else
+        let r = retrying { fsync(fd) }
+        #endif
+        if r != 0 { throw failure("fsync directory", path) }
+    }
+
+    public func size(_ handle: FileHandle) throws(CaskError) -> Int64 {
+        var st = stat()
+        if fstat(handle.rawValue, &st) != 0 { throw failure("fstat", name(handle)) }
+        return Int64(st.st_size)
+    }
+
+    public func truncate(_ handle: FileHandle, to length: Int64) throws(CaskError) {
+        let r = retrying { ftruncate(handle.rawValue, off_t(length)) }
+        if r != 0 { throw failure("ftruncate", name(handle)) }
+    }
+
+    public func rename(_ source: String, to destination: String) throws(CaskError) {
+        if sys_rename(source, destination) != 0 { throw failure("rename", source) }
+    }
+
+    public func remove(_ path: String) throws(CaskError) {
+        if unlink(path) != 0 && errno != ENOENT { throw failure("unlink", path) }
+    }
+
+    public func contentsOfDirectory(_ path: String) throws(CaskError) -> [String] {
+        guard let dir = opendir(path) else { throw failure("opendir", path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    public func createDirectory(_ path: String) throws(CaskError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            prefix += "/" + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw failure("mkdir", prefix) }
+        }
+    }
+
+    public func tryLock(_ handle: FileHandle) throws(CaskError) -> Bool {
+        let r = retrying { flock(handle.rawValue, LOCK_EX | LOCK_NB) }
+        if r == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw failure("flock", name(handle))
+    }
+
+    public func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
+        var done = 0
+        while done < buffer.count {
+            let n = retrying { pwrite(handle.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            if n <= 0 { throw failure("pwrite", name(handle)) }
+            done += n
+        }
+    }
+}
+
+// Module-qualified names for the C calls that POSIXFileSystem's own methods shadow.
+#if canImport(Glibc)
+@inline(__always) private func sys_open(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Glibc.open(p, f, m) }
+@inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+@inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Glibc.write(fd, b, n) }
+@inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
+#elseif canImport(Musl)
+@inline(__always) private func sys_open(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Musl.open(p, f, m) }
+@inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Musl.close(fd) }
+@inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Musl.write(fd, b, n) }
+@inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Musl.rename(a, b) }
+#elseif canImport(Darwin)
+@inline(__always) private func sys_open(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Darwin.open(p, f, m) }
+@inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+@inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Darwin.write(fd, b, n) }
+@inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
+#endif

@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+@testable import Cask
+
+@Suite struct DiskStoreRoundTripTests {
+    @Test func emptySmallLargeAndIncompressibleValuesRoundTrip() throws {
+        let dir = TemporaryDirectory()
+        var rng = SeededBytes(seed: 1)
+        let values: [String: Data] = [
+            "empty": Data(),
+            "small": Data("hello".utf8),
+            "compressible": rng.compressible(64 << 10),
+            "incompressible": rng.random(64 << 10),
+            "large": rng.compressible(17 << 20),
+            "large-random": rng.random(16 << 20),
+        ]
+        do {
+            let store = try DiskStore(directory: dir.path, options: options())
+            for (k, v) in values { try store.setValue(v, forKey: k) }
+            for (k, v) in values { #expect(try store.value(forKey: k) == v, "\(k) before reopen") }
+            #expect(store.metadata(forKey: "compressible")?.isCompressed == true)
+            #expect(store.metadata(forKey: "incompressible")?.isCompressed == false)
+            try store.close()
+        }
+        let store = try DiskStore(directory: dir.path, options: options())
+        for (k, v) in values { #expect(try store.value(forKey: k) == v, "\(k) after reopen") }
+        #expect(store.count == values.count)
+    }
+
+    @Test func overwriteKeepsNewestValueAcrossReopen() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+            for i in 0..<200 { try store.setValue(Data("v\(i)".utf8), forKey: "k\(i % 7)") }
+            for j in 0..<7 {
+                let last = (0..<200).last { $0 % 7 == j }!
+                #expect(try store.value(forKey: "k\(j)") == Data("v\(last)".utf8))
+            }
+            try store.close()
+        }
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        for j in 0..<7 {
+            let last = (0..<200).last { $0 % 7 == j }!
+            #expect(try store.value(forKey: "k\(j)") == Data("v\(last)".utf8))
+        }
+        #expect(store.count == 7)
+    }
+
+    @Test func deleteSurvivesReopenWithAndWithoutCleanClose() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+            for i in 0..<100 { try store.setValue(Data(repeating: UInt8(i), count: 100), forKey: "key-\(i)") }
+            #expect(try store.removeValue(forKey: "key-5"))
+            #expect(try store.removeValue(forKey: "key-5") == false)
+            #expect(try store.removeValue(forKey: "never-there") == false)
+            try store.close()
+        }
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+            #expect(try store.value(forKey: "key-5") == nil)
+            #expect(try store.value(forKey: "key-6") == Data(repeating: 6, count: 100))
+            try store.removeValue(forKey: "key-7")
+            try store.sync()
+            // No close: the next open scans the last segment.
+            _ = store
+        }
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        #expect(try store.value(forKey: "key-5") == nil)
+        #expect(try store.value(forKey: "key-7") == nil)
+        #expect(store.count == 98)
+    }
+
+    @Test func expiredItemsAreNeverReturnedAndPinnedItemsIgnoreTTL() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(clock: clock.wallClock))
+            try store.setValue(Data("a".utf8), forKey: "short", timeToLive: .seconds(10))
+            try store.setValue(Data("b".utf8), forKey: "pinned", timeToLive: .seconds(10), isPinned: true)
+            try store.setValue(Data("c".utf8), forKey: "forever")
+            #expect(store.metadata(forKey: "short")?.timeToLive(at: Date(milliseconds: clock.milliseconds)) == 10)
+            clock.advance(.seconds(9))
+            #expect(try store.value(forKey: "short") == Data("a".utf8))
+            clock.advance(.seconds(2))
+            #expect(try store.value(forKey: "short") == nil)
+            #expect(store.contains("short") == false)
+            #expect(try store.value(forKey: "pinned") == Data("b".utf8))
+            #expect(store.metadata(forKey: "pinned")?.isPinned == true)
+            #expect(store.keys().sorted() == ["forever", "pinned"])
+            try store.close()
+        }
+        let store = try DiskStore(directory: dir.path, options: options(clock: clock.wallClock))
+        #expect(try store.value(forKey: "short") == nil)
+        #expect(store.metadata(forKey: "pinned")?.isPinned == true)
+        #expect(try store.value(forKey: "forever") == Data("c".utf8))
+    }
+
+    @Test func badKeysAndValuesGetTypedErrors() throws {
+        let dir = TemporaryDirectory()
+        var o = options()
+        o.maximumValueSize = 1000
+        let store = try DiskStore(directory: dir.path, options: o)
+        #expect(throws: CaskError.emptyKey) { try store.setValue(Data("x".utf8), forKey: "") }
+        let long = String(repeating: "k", count: 1025)
+        #expect(throws: CaskError.keyTooLong(length: 1025, maximum: 1024)) { try store.setValue(Data(), forKey: long) }
+        try store.setValue(Data(), forKey: String(repeating: "k", count: 1024))
+        #expect(throws: CaskError.valueTooLarge(size: 1001, maximum: 1000)) { try store.setValue(Data(count: 1001), forKey: "big") }
+        #expect(try store.value(forKey: "big") == nil)
+        try store.setValue(Data(count: 1000), forKey: "big")
+        #expect(try store.value(forKey: "big")?.count == 1000)
+        #expect(try store.value(forKey: String(repeating: "k", count: 1024)) == Data())
+    }
+
+    @Test func reopenAfterManySegmentsUsesHintFiles() throws {
+        let dir = TemporaryDirectory()
+        var expected: [String: Data] = [:]
+        var rng = SeededBytes(seed: 7)
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 16 << 10))
+            for i in 0..<3000 {
+                let key = "key-\(rng.next() % 1000)"
+                if i % 10 == 9 {
+                    try store.removeValue(forKey: key)
+                    expected[key] = nil
+                } else {
+                    let v = rng.compressible(Int(rng.next() % 300))
+                    try store.setValue(v, forKey: key)
+                    expected[key] = v
+                }
+            }
+            #expect(store.statistics.segmentCount > 20)
+            try store.close()
+        }
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 16 << 10))
+        let stats = store.statistics
+        #expect(stats.segmentsScanned == 0)
+        #expect(stats.segmentsLoadedFromHints > 20)
+        #expect(store.count == expected.count)
+        for (k, v) in expected { #expect(try store.value(forKey: k) == v) }
+    }
+
+    @Test func removeAllEmptiesTheStoreDurably() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+            for i in 0..<300 { try store.setValue(Data(count: 50), forKey: "k\(i)") }
+            try store.removeAll()
+            #expect(store.count == 0)
+            #expect(try store.value(forKey: "k1") == nil)
+            try store.setValue(Data("new".utf8), forKey: "after")
+            try store.sync()
+        }
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        #expect(store.keys() == ["after"])
+        #expect(store.statistics.segmentCount <= 3)
+    }
+}

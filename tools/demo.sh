@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's demo command: installs missing system packages, builds the `cask` tool in release
+# mode and runs its demo workload on a store in ./cask-demo (or the folder given).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+swift build -c release --product cask >/dev/null
+.build/release/cask demo "${1:-cask-demo}"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system packages Cask needs when they are missing (Debian/Ubuntu): liblz4-dev to
+# build, python3-lz4 (or pip's lz4) for the independent format reader tools/caskdump.py.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+need=()
+pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev pkg-config)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y "${need[@]}" >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need[@]}" >/dev/null; }
+fi
+if ! python3 -c 'import lz4.block' 2>/dev/null; then
+  python3 -m pip install --quiet lz4 2>/dev/null || $SUDO apt-get install -y python3-lz4 >/dev/null 2>&1 || echo "warning: python lz4 not installed; caskdump cross-check will be skipped"
+fi

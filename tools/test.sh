@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's test command: installs missing system packages, then runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+swift build --product cask
+swift test --parallel
