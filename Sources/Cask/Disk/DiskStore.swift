@@ -187,6 +187,7 @@ public final class DiskStore: Sendable {
             s.index = [:]
             s.segments = [:]
         }
+        lock.release()
     }
 
     /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.

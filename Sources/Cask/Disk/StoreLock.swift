@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// The store directory's `LOCK` file, held with `flock(2)` for as long as the store is open.
 ///
@@ -14,6 +15,7 @@ import Foundation
 final class StoreLock: Sendable {
     let handle: FileHandle
     let fileSystem: any FileSystem
+    private let released = Atomic<Bool>(false)
 
     private init(handle: FileHandle, fileSystem: any FileSystem) {
         self.handle = handle
@@ -43,6 +45,11 @@ final class StoreLock: Sendable {
         return StoreLock(handle: handle, fileSystem: fs)
     }
 
-    deinit { fileSystem.close(handle) }
+    /// Closes the lock file, which drops the lock. Idempotent.
+    func release() {
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { fileSystem.close(handle) }
+    }
+
+    deinit { release() }
 }
 

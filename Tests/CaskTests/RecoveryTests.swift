@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import Cask
+
+/// Copies a store directory so that each damaged variant starts from the same bytes.
+func copyStore(_ source: String, to destination: String) throws {
+    try? FileManager.default.removeItem(atPath: destination)
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+}
+
+func segmentPaths(_ dir: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cask") }.sorted().map { dir + "/" + $0 }
+}
+
+func truncateFile(_ path: String, to length: Int) throws {
+    let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try h.truncate(atOffset: UInt64(length))
+    try h.close()
+}
+
+func flipByte(_ path: String, at offset: Int) throws {
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    bytes[offset] ^= 0x5A
+    try bytes.write(to: URL(fileURLWithPath: path))
+}
+
+/// Where each key's record lies (segment id, offset, size), read from the index.
+func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
+    store.state.withLock { s in s.index.mapValues { ($0.segment, Int($0.offset), $0.recordSize) } }
+}
+
+@Suite struct RecoveryTests {
+    /// Keys k0...k9 with distinct values in one segment, closed cleanly (so a hint exists).
+    func makeTenRecordStore(_ dir: String) throws -> [String: (UInt32, Int, Int)] {
+        let store = try DiskStore(directory: dir, options: options())
+        for i in 0..<10 { try store.setValue(Data("value number \(i) ".utf8) + Data(repeating: UInt8(i), count: i * 7), forKey: "k\(i)") }
+        let locations = recordLocations(store)
+        try store.close()
+        return locations
+    }
+
+    func expectedValue(_ i: Int) -> Data { Data("value number \(i) ".utf8) + Data(repeating: UInt8(i), count: i * 7) }
+
+    @Test func truncationAtEveryOffsetOfTheLastRecordsKeepsExactlyTheCompleteOnes() throws {
+        let base = TemporaryDirectory()
+        let locations = try makeTenRecordStore(base.path)
+        let segment = try segmentPaths(base.path)[0]
+        let firstCut = locations["k7"]!.1
+        let end = locations["k9"]!.1 + locations["k9"]!.2
+        let work = TemporaryDirectory()
+        for cut in firstCut...end {
+            let dir = work.file("cut")
+            try copyStore(base.path, to: dir)
+            try truncateFile(dir + "/" + (segment as NSString).lastPathComponent, to: cut)
+            let store = try DiskStore(directory: dir, options: options())
+            for i in 0..<10 {
+                let (_, offset, size) = locations["k\(i)"]!
+                let complete = offset + size <= cut
+                #expect(try store.value(forKey: "k\(i)") == (complete ? expectedValue(i) : nil), "cut at \(cut), key k\(i)")
+            }
+            #expect(store.statistics.damagedRanges == 0, "a torn tail is not corruption")
+            try store.close()
+            // The cut tail is gone for good: a second open finds a clean store.
+            let again = try DiskStore(directory: dir, options: options())
+            #expect(again.statistics.tornTailBytes == 0)
+            try again.close()
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func flippingAnyByteOfARecordNeverReturnsAWrongValue(keepHint: Bool) throws {
+        let base = TemporaryDirectory()
+        // Add a later segment so that the victim's segment is sealed, not the torn-tail candidate.
+        let locations = try makeTenRecordStore(base.path)
+        do {
+            let store = try DiskStore(directory: base.path, options: options())
+            try store.setValue(Data("later".utf8), forKey: "later")
+            try store.close()
+        }
+        let segmentName = (try segmentPaths(base.path)[0] as NSString).lastPathComponent
+        let (_, victimOffset, victimSize) = locations["k5"]!
+        let work = TemporaryDirectory()
+        for offset in victimOffset..<(victimOffset + victimSize) {
+            let dir = work.file("flip")
+            try copyStore(base.path, to: dir)
+            try flipByte(dir + "/" + segmentName, at: offset)
+            if !keepHint { try FileManager.default.removeItem(atPath: dir + "/" + segmentName.replacingOccurrences(of: ".cask", with: ".hint")) }
+            let store = try DiskStore(directory: dir, options: options())
+            for i in 0..<10 {
+                let got = try store.value(forKey: "k\(i)")
+                #expect(got == nil || got == expectedValue(i), "flip at \(offset): wrong value for k\(i)")
+            }
+            #expect(try store.value(forKey: "k5") == nil, "flip at \(offset)")
+            for i in 6..<10 { #expect(try store.value(forKey: "k\(i)") == expectedValue(i), "newer records survive (flip at \(offset))") }
+            #expect(try store.value(forKey: "later") == Data("later".utf8))
+            let stats = store.statistics
+            #expect(stats.corruptRecords + stats.damagedRanges > 0, "damage at \(offset) must be reported")
+            if keepHint {
+                // With a hint, the damage is known to touch only k5: everything else is intact.
+                for i in 0..<5 { #expect(try store.value(forKey: "k\(i)") == expectedValue(i)) }
+            }
+            try store.close()
+            // The decision is durable: k5 stays gone after another reopen.
+            let again = try DiskStore(directory: dir, options: options())
+            #expect(try again.value(forKey: "k5") == nil)
+            try again.close()
+        }
+    }
+
+    @Test(arguments: ["missing", "truncated", "flipped", "wrong-size"])
+    func aBadHintFileFallsBackToScanningAndLosesNothing(damage: String) throws {
+        let dir = TemporaryDirectory()
+        var expected: [String: Data] = [:]
+        var rng = SeededBytes(seed: 3)
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 8192))
+            for i in 0..<600 {
+                let key = "key-\(i % 150)"
+                let v = rng.compressible(Int(rng.next() % 200) + 1)
+                try store.setValue(v, forKey: key)
+                expected[key] = v
+                if i % 13 == 0 { try store.removeValue(forKey: key); expected[key] = nil }
+            }
+            try store.close()
+        }
+        let hints = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted()
+        #expect(hints.count > 5)
+        for hint in hints.prefix(3) {
+            let path = dir.file(hint)
+            switch damage {
+            case "missing": try FileManager.default.removeItem(atPath: path)
+            case "truncated": try truncateFile(path, to: 100)
+            case "flipped": try flipByte(path, at: 60)
+            default:
+                // A hint that names a different segment size is stale: the segment changed after it.
+                let seg = dir.file(hint.replacingOccurrences(of: ".hint", with: ".cask"))
+                let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: seg))
+                try h.seekToEnd()
+                try h.write(contentsOf: Data(repeating: 0, count: 10))
+                try h.close()
+            }
+        }
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 8192))
+        #expect(store.statistics.segmentsScanned >= 3)
+        #expect(store.count == expected.count)
+        for (k, v) in expected { #expect(try store.value(forKey: k) == v) }
+    }
+
+    @Test func aNewerFormatVersionIsATypedError() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options())
+            try store.setValue(Data("x".utf8), forKey: "x")
+            try store.close()
+        }
+        let segment = try segmentPaths(dir.path)[0]
+        let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
+        var bytes = header.encoded()
+        bytes.withUnsafeMutableBytes { out in
+            out.put(UInt32(9), at: 8)
+            out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<40]))), at: 40)
+        }
+        var file = try Data(contentsOf: URL(fileURLWithPath: segment))
+        file.replaceSubrange(0..<48, with: bytes)
+        try file.write(to: URL(fileURLWithPath: segment))
+        #expect(throws: CaskError.unsupportedFormatVersion(file: segment, found: 9, supported: 1)) {
+            _ = try DiskStore(directory: dir.path, options: options())
+        }
+        // Nothing was changed by the failed open.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: segment)) == file)
+    }
+
+    @Test func aForeignDirectoryIsRefused() throws {
+        let dir = TemporaryDirectory()
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: dir.file("notes.txt")))
+        #expect(throws: CaskError.notACaskStore(file: dir.file("notes.txt"))) {
+            _ = try DiskStore(directory: dir.path, options: options())
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["notes.txt"])
+    }
+
+    @Test func aGarbageSegmentFileIsNotACaskStore() throws {
+        let dir = TemporaryDirectory()
+        var rng = SeededBytes(seed: 9)
+        try rng.random(4096).write(to: URL(fileURLWithPath: dir.file("0000000001.cask")))
+        #expect(throws: CaskError.notACaskStore(file: dir.file("0000000001.cask"))) {
+            _ = try DiskStore(directory: dir.path, options: options())
+        }
+    }
+}
+
+@Suite struct LockingTests {
+    @Test func aSecondOpenInTheSameProcessFailsCleanly() throws {
+        let dir = TemporaryDirectory()
+        let first = try DiskStore(directory: dir.path, options: options())
+        try first.setValue(Data("1".utf8), forKey: "a")
+        #expect(throws: CaskError.storeLocked(path: dir.path, ownerPID: getpid())) {
+            _ = try DiskStore(directory: dir.path, options: options())
+        }
+        #expect(try first.value(forKey: "a") == Data("1".utf8))
+        try first.close()
+        let second = try DiskStore(directory: dir.path, options: options())
+        #expect(try second.value(forKey: "a") == Data("1".utf8))
+    }
+}
