@@ -164,3 +164,34 @@ extension DiskStore {
         }
     }
 }
+
+/// One segment file as the store sees it. Sizes in bytes.
+public struct SegmentInfo: Sendable, Equatable {
+    /// The segment's id (its file is `<id, 10 digits>.cask`).
+    public var id: UInt32
+    /// Bytes in the file (buffered bytes of the active segment included).
+    public var fileBytes: Int64
+    /// Bytes of records that hold live items.
+    public var liveBytes: Int64
+    /// Whether new records are being appended to it.
+    public var isActive: Bool
+    /// Whether its hint file exists.
+    public var hasHint: Bool
+    /// Share of the file that is dead records (0...1), the header excluded.
+    public var garbageRatio: Double {
+        let payload = fileBytes - Int64(Format.segmentHeaderSize)
+        return payload > 0 ? Double(max(0, payload - liveBytes)) / Double(payload) : 0
+    }
+}
+
+extension DiskStore {
+    /// Every segment, in id order.
+    public func segmentInfo() -> [SegmentInfo] {
+        state.withLock { s in
+            s.usage.keys.sorted().map { id in
+                SegmentInfo(id: id, fileBytes: s.usage[id]!.fileBytes, liveBytes: s.usage[id]!.liveBytes,
+                            isActive: id == s.active.id, hasHint: s.hintBytes[id] != nil)
+            }
+        }
+    }
+}

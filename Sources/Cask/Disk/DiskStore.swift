@@ -37,11 +37,7 @@ public final class DiskStore: Sendable {
         try options.validate()
         let fs = options.fileSystem
         try fs.createDirectory(directory)
-        let names = try fs.contentsOfDirectory(directory)
-        let ours = names.contains { $0 == FileNames.lock || FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }
-        if !ours, let foreign = names.first(where: { !$0.hasPrefix(".") }) {
-            throw .notACaskStore(file: FileNames.join(directory, foreign))
-        }
+        try StoreFiles.requireStoreDirectory(directory, fs: fs)
         self.directory = directory
         self.options = options
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)

@@ -43,4 +43,14 @@ enum StoreFiles {
         }
         try fs.syncDirectory(directory)
     }
+
+    /// Throws ``CaskError/notACaskStore(file:)`` when `directory` holds files but none of Cask's:
+    /// Cask never writes into a folder that belongs to something else.
+    static func requireStoreDirectory(_ directory: String, fs: any FileSystem) throws(CaskError) {
+        let names = try fs.contentsOfDirectory(directory)
+        let ours = names.contains { $0 == FileNames.lock || FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }
+        if !ours, let foreign = names.sorted().first(where: { !$0.hasPrefix(".") }) {
+            throw .notACaskStore(file: FileNames.join(directory, foreign))
+        }
+    }
 }

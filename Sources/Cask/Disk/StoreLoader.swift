@@ -35,6 +35,9 @@ struct StoreLoader {
         }
         let ids = names.compactMap { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) }.sorted()
         let hinted = Set(names.compactMap { FileNames.id(in: $0, suffix: FileNames.hintSuffix) })
+        for orphan in hinted.subtracting(ids) {
+            try fs.remove(FileNames.join(directory, FileNames.hint(orphan)))   // its segment was compacted away
+        }
 
         var loaded: [Loaded] = []
         for id in ids {

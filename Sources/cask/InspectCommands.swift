@@ -1,0 +1,150 @@
+import ArgumentParser
+import Cask
+import Foundation
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List items: key, sizes, compression, age, last access, TTL left, pinned.")
+
+    enum Sort: String, ExpressibleByArgument, CaseIterable { case key, size, age, access }
+
+    @Argument(help: "The store directory.") var directory: String
+    @Option(help: "Sort by key (ascending), size (largest first), age (oldest first) or access (least recent first).") var sort: Sort = .key
+    @Option(help: "Only keys starting with this prefix.") var prefix: String?
+    @Option(help: "At most this many items.") var limit: Int?
+    @Flag(help: "JSON output with raw numbers (bytes, milliseconds since the epoch).") var json = false
+
+    struct Item: Encodable {
+        var key: String
+        var size: Int
+        var storedSize: Int
+        var compressed: Bool
+        var writeTime: Int64
+        var accessTime: Int64
+        var expiryTime: Int64?
+        var pinned: Bool
+    }
+
+    func run() throws {
+        let store = try openStore(directory)
+        var items = store.allMetadata()
+        try withStoreErrors { try store.close() }
+        if let prefix { items = items.filter { $0.key.hasPrefix(prefix) } }
+        switch sort {
+        case .key: items.sort { $0.key < $1.key }
+        case .size: items.sort { ($0.size, $1.key) > ($1.size, $0.key) }
+        case .age: items.sort { ($0.writeDate, $0.key) < ($1.writeDate, $1.key) }
+        case .access: items.sort { ($0.accessDate, $0.key) < ($1.accessDate, $1.key) }
+        }
+        if let limit { items = Array(items.prefix(max(0, limit))) }
+        if json {
+            let out = items.map {
+                Item(key: $0.key, size: $0.size, storedSize: $0.storedSize, compressed: $0.isCompressed,
+                     writeTime: $0.writeDate.millisecondsSinceEpoch, accessTime: $0.accessDate.millisecondsSinceEpoch,
+                     expiryTime: $0.expirationDate?.millisecondsSinceEpoch, pinned: $0.isPinned)
+            }
+            print(Formatting.json(out))
+            return
+        }
+        let now = Date()
+        let rows = items.map { m -> [String] in
+            [m.key, Formatting.bytes(m.size), Formatting.bytes(m.storedSize),
+             m.size > 0 ? String(format: "%.2f", Double(m.size) / Double(max(1, m.storedSize))) : "-",
+             Formatting.duration(now.timeIntervalSince(m.writeDate)),
+             Formatting.duration(now.timeIntervalSince(m.accessDate)) + " ago",
+             m.timeToLive(at: now).map(Formatting.duration) ?? "-",
+             m.isPinned ? "yes" : ""]
+        }
+        print(Formatting.table(["KEY", "SIZE", "STORED", "RATIO", "AGE", "ACCESSED", "TTL", "PINNED"], rows))
+    }
+}
+
+extension Date {
+    var millisecondsSinceEpoch: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Segments with live and dead bytes, totals and recovery counters.")
+
+    @Argument(help: "The store directory.") var directory: String
+    @Flag(help: "JSON output.") var json = false
+
+    struct Output: Encodable {
+        struct Segment: Encodable { var id: UInt32; var fileBytes: Int64; var liveBytes: Int64; var garbageRatio: Double; var active: Bool; var hint: Bool }
+        var items: Int
+        var liveBytes: Int64
+        var fileBytes: Int64
+        var deadBytes: Int64
+        var valueBytes: Int64
+        var storedValueBytes: Int64
+        var indexMemoryEstimate: Int64
+        var oldestWriteTime: Int64?
+        var newestWriteTime: Int64?
+        var segmentsScannedOnOpen: Int
+        var segmentsFromHints: Int
+        var damagedRanges: UInt64
+        var tornTailBytes: UInt64
+        var segments: [Segment]
+    }
+
+    func run() throws {
+        let store = try openStore(directory)
+        let stats = store.statistics
+        let segments = store.segmentInfo()
+        let items = store.allMetadata()
+        try withStoreErrors { try store.close() }
+        let valueBytes = items.reduce(Int64(0)) { $0 + Int64($1.size) }
+        let stored = items.reduce(Int64(0)) { $0 + Int64($1.storedSize) }
+        // Index memory: entry (56 B) + key storage + dictionary slot overhead (about 1.3x).
+        let indexBytes = items.reduce(Int64(0)) { $0 + 56 + Int64($1.key.utf8.count > 15 ? $1.key.utf8.count + 32 : 16) } * 13 / 10
+        let out = Output(
+            items: stats.itemCount, liveBytes: stats.liveBytes, fileBytes: stats.fileBytes, deadBytes: stats.deadBytes,
+            valueBytes: valueBytes, storedValueBytes: stored, indexMemoryEstimate: indexBytes,
+            oldestWriteTime: items.map(\.writeDate).min()?.millisecondsSinceEpoch,
+            newestWriteTime: items.map(\.writeDate).max()?.millisecondsSinceEpoch,
+            segmentsScannedOnOpen: stats.segmentsScanned, segmentsFromHints: stats.segmentsLoadedFromHints,
+            damagedRanges: stats.damagedRanges, tornTailBytes: stats.tornTailBytes,
+            segments: segments.map { .init(id: $0.id, fileBytes: $0.fileBytes, liveBytes: $0.liveBytes, garbageRatio: $0.garbageRatio, active: $0.isActive, hint: $0.hasHint) })
+        if json {
+            print(Formatting.json(out))
+            return
+        }
+        print("items            \(out.items)")
+        print("live bytes       \(Formatting.bytes(out.liveBytes))")
+        print("file bytes       \(Formatting.bytes(out.fileBytes))")
+        print("dead bytes       \(Formatting.bytes(out.deadBytes))")
+        let saving = valueBytes > 0 ? 100 * (1 - Double(stored) / Double(valueBytes)) : 0
+        print("values           \(Formatting.bytes(valueBytes)) stored as \(Formatting.bytes(stored)) (compression saves \(String(format: "%.1f", saving))%)")
+        print("index memory     about \(Formatting.bytes(indexBytes))")
+        if let o = items.map(\.writeDate).min(), let n = items.map(\.writeDate).max() {
+            print("oldest / newest  \(Formatting.duration(Date().timeIntervalSince(o))) / \(Formatting.duration(Date().timeIntervalSince(n))) ago")
+        }
+        print("open             \(stats.segmentsLoadedFromHints) segments from hints, \(stats.segmentsScanned) scanned, \(stats.damagedRanges) damaged ranges, \(stats.tornTailBytes) torn-tail bytes cut")
+        print("")
+        print(Formatting.table(
+            ["SEGMENT", "FILE", "LIVE", "GARBAGE", "HINT", ""],
+            segments.map { [String($0.id), Formatting.bytes($0.fileBytes), Formatting.bytes($0.liveBytes),
+                             String(format: "%.0f%%", $0.garbageRatio * 100), $0.hasHint ? "yes" : "no", $0.isActive ? "active" : ""] }))
+    }
+}
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
+
+    @Argument(help: "The store directory.") var directory: String
+
+    func run() throws {
+        guard FileManager.default.fileExists(atPath: directory) else {
+            printError("cask: no store at \(directory)")
+            throw Exit.storeError
+        }
+        let progress = Progress("verify")
+        let report = try withStoreErrors {
+            defer { progress.finish() }
+            return try StoreVerifier(directory: directory).verify { done, total in progress.update(done, of: total) }
+        }
+        for p in report.problems { print("DAMAGED \(p)") }
+        if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
+        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems")")
+        if !report.isClean { throw Exit.no }
+    }
+}
