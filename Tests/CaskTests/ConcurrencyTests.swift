@@ -1,0 +1,131 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Cask
+
+/// Path of the `cask` executable built beside the tests (tools/test.sh builds it first).
+func caskExecutable() -> String? {
+    var candidates: [URL] = []
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var dir = me.deletingLastPathComponent()
+    for _ in 0..<4 {
+        candidates.append(dir.appendingPathComponent("cask"))
+        dir = dir.deletingLastPathComponent()
+    }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    candidates.append(root.appendingPathComponent(".build/debug/cask"))
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
+}
+
+/// Runs `cask` with `arguments`; returns exit status, standard output and standard error.
+func runCask(_ arguments: [String]) throws -> (Int32, String, String) {
+    guard let path = caskExecutable() else {
+        Issue.record("the cask executable was not found; run `swift build --product cask` first")
+        return (-1, "", "")
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own thread, and waits for all of them.
+/// (Blocking loops would starve Swift's two-thread cooperative pool on this machine.)
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        Thread { body(i); group.leave() }.start()
+    }
+    group.wait()
+}
+
+/// Shared flags and counts for tests that run many tasks.
+final class Counters: Sendable {
+    let done = Atomic<Bool>(false)
+    let bad = Atomic<Int>(0)
+    let reads = Atomic<Int>(0)
+}
+
+@Suite struct ConcurrencyTests {
+    /// A value that names its key and version, so a reader can tell a torn or mixed-up value.
+    static func value(key: Int, version: Int) -> Data {
+        let text = "key=\(key);version=\(version);"
+        return Data((String(repeating: text, count: 1 + (key + version) % 9)).utf8)
+    }
+
+    static func check(_ data: Data, key: Int) -> Bool {
+        let text = String(decoding: data, as: UTF8.self)
+        guard let first = text.split(separator: ";").first, first == "key=\(key)",
+              let versionPart = text.split(separator: ";").dropFirst().first,
+              let version = Int(versionPart.dropFirst("version=".count)) else { return false }
+        return data == value(key: key, version: version)
+    }
+
+    @Test func manyReadersWhileOneWriterWrites() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 64 << 10))
+        let keys = 500
+        for k in 0..<keys { try store.setValue(Self.value(key: k, version: 0), forKey: "k\(k)") }
+        let counters = Counters()
+        runOnThreads(5) { thread in
+            if thread == 0 {
+                while counters.reads.load(ordering: .relaxed) < 100 { sched_yield() }
+                for round in 1...40 {
+                    for k in stride(from: round % 3, to: keys, by: 3) {
+                        if k % 17 == 0 { _ = try? store.removeValue(forKey: "k\(k)") }
+                        try? store.setValue(Self.value(key: k, version: round), forKey: "k\(k)")
+                    }
+                }
+                counters.done.store(true, ordering: .releasing)
+            } else {
+                    var k = thread
+                    var mine = 0
+                    while !counters.done.load(ordering: .acquiring) || mine < 2000 {
+                        mine += 1
+                        k = (k &* 31 &+ 7) % keys
+                        if let v = try? store.value(forKey: "k\(k)") {
+                            if !Self.check(v, key: k) { counters.bad.add(1, ordering: .relaxed) }
+                        }
+                        _ = store.metadata(forKey: "k\(k)")
+                        counters.reads.add(1, ordering: .relaxed)
+                    }
+            }
+        }
+        #expect(counters.bad.load(ordering: .relaxed) == 0)
+        #expect(counters.reads.load(ordering: .relaxed) > 1000)
+        for k in 0..<keys {
+            let v = try store.value(forKey: "k\(k)")
+            #expect(v != nil && Self.check(v!, key: k))
+        }
+        try store.close()
+    }
+
+    @Test func aSecondOpenFromAnotherProcessFailsCleanly() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: options())
+        try store.setValue(Data("kept".utf8), forKey: "a")
+        try store.sync()
+        let (status, _, err) = try runCask(["put", dir.path, "b", "value"])
+        #expect(status == 3)
+        #expect(err.contains("is open in process \(getpid())"), "stderr: \(err)")
+        let (verifyStatus, _, verifyErr) = try runCask(["verify", dir.path])
+        #expect(verifyStatus == 3 && verifyErr.contains("is open in process"))
+        #expect(try store.value(forKey: "a") == Data("kept".utf8))
+        #expect(store.contains("b") == false)
+        try store.close()
+        // Once closed, the other process may open it.
+        let (after, _, _) = try runCask(["put", dir.path, "b", "value"])
+        #expect(after == 0)
+        let reopened = try DiskStore(directory: dir.path, options: options())
+        #expect(try reopened.value(forKey: "b") == Data("value".utf8))
+        #expect(try reopened.value(forKey: "a") == Data("kept".utf8))
+    }
+}
