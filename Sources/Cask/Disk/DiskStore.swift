@@ -21,7 +21,7 @@ public final class DiskStore: Sendable {
     public let directory: String
     /// The options the store was opened with.
     public let options: StoreOptions
-    let state: Mutex<StoreState>
+    let state: Locked<StoreState>
     private let lock: StoreLock
     private let ticker: BackgroundTicker
 
@@ -42,7 +42,7 @@ public final class DiskStore: Sendable {
         self.options = options
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
-        self.state = Mutex(try loader.load())
+        self.state = Locked(try loader.load())
         var interval = options.flushInterval
         if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()

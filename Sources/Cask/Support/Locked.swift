@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value guarded by a `pthread_mutex_t`.
+///
+/// Cask uses this instead of `Synchronization.Mutex` because ThreadSanitizer on Linux cannot see
+/// `Mutex`'s futex-based synchronisation and reports races that are not there (checked with
+/// Swift 6.3.1): the concurrency tests must be judged by the sanitizer's exit status, so the lock
+/// must be one it understands. The cost is the same uncontended (one atomic each way).
+// @unchecked: `value` is only touched between pthread_mutex_lock and pthread_mutex_unlock.
+final class Locked<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: consuming Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value. Do not call back into the same lock.
+    @inline(__always)
+    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
