@@ -16,7 +16,7 @@ struct CaskCommand: ParsableCommand {
         commandName: "cask",
         abstract: "Inspect, verify, compact and benchmark Cask stores.",
         subcommands: [
-            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self,
+            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Bench.self,
         ]
     )
 }

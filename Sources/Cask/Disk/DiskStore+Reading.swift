@@ -51,6 +51,11 @@ extension DiskStore {
             return nil
         case .read(let file, let entry):
             let size = entry.recordSize
+            if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
+                if let data = Self.decodeValue(mapped, key: key, entry: entry) { return data }
+                try reportDamage(key: key, entry: entry, file: file.path)
+                return nil
+            }
             var complete = false
             var failure: CaskError?
             let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in

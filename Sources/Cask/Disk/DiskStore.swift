@@ -24,6 +24,8 @@ public final class DiskStore: Sendable {
     let state: Locked<StoreState>
     private let lock: StoreLock
     private let ticker: BackgroundTicker
+    /// Writes the hint files of sealed segments off the write path, one at a time.
+    private let hintQueue = DispatchQueue(label: "cask.hints")
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -88,7 +90,7 @@ public final class DiskStore: Sendable {
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
         let durable = options.durability == .everyWrite
-        try withKeyBytes(key) { keyBytes throws(CaskError) in
+        let sealed = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
                 try state.withLock { s throws(CaskError) in
                     guard !s.isClosed else { throw .closed }
@@ -99,6 +101,27 @@ public final class DiskStore: Sendable {
                         do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                     }
                     s.install(entry, forKey: key)
+                    return s.takePendingHints()
+                }
+            }
+        }
+        if !sealed.isEmpty { writeHints(sealed) }
+    }
+
+    /// Writes sealed segments' hint files on the background queue. A hint whose segment was
+    /// compacted away meanwhile is removed again.
+    func writeHints(_ hints: [(UInt32, [UInt8])]) {
+        hintQueue.async { [state, directory, options] in
+            for (id, bytes) in hints {
+                do throws(CaskError) {
+                    try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
+                    state.withLock { s in
+                        if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }
+                        else { try? s.fs.remove(FileNames.join(directory, FileNames.hint(id))) }
+                    }
+                } catch {
+                    state.withLock { $0.stats.backgroundFailures += 1 }
+                    options.logger.warning("could not write the hint file of segment \(id): \(error)")
                 }
             }
         }
@@ -113,10 +136,10 @@ public final class DiskStore: Sendable {
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         let now = options.clock.milliseconds()
         let durable = options.durability == .everyWrite
-        return try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> Bool in
+        let (removed, sealed) = try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> (Bool, [(UInt32, [UInt8])]) in
                 guard !s.isClosed else { throw .closed }
-                guard let existing = s.index[key] else { return false }
+                guard let existing = s.index[key] else { return (false, []) }
                 let entry = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                     originalLength: 0, flags: 0, expiry: 0, now: now)
@@ -124,9 +147,11 @@ public final class DiskStore: Sendable {
                     do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                 }
                 s.install(entry, forKey: key)
-                return !existing.isExpired(at: now)
+                return (!existing.isExpired(at: now), s.takePendingHints())
             }
         }
+        if !sealed.isEmpty { writeHints(sealed) }
+        return removed
     }
 
     /// Removes every item. The store is empty when this returns: a new segment marked as clearing
@@ -137,7 +162,7 @@ public final class DiskStore: Sendable {
             let header = SegmentHeader(
                 id: UInt64(s.nextSegmentID), kind: .log, flags: Format.SegmentFlag.clearsOlder,
                 minimumSequence: s.nextSequence, sequenceLimit: 0)
-            let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs)
+            let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs, mapLength: s.options.segmentSize)
             let old = Array(s.segments.keys)
             s.segments = [file.id: file]
             s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)]
@@ -149,6 +174,8 @@ public final class DiskStore: Sendable {
             s.flushedSize = s.activeSize
             s.syncedSize = s.activeSize
             s.buffer.reset()
+            s.hints = HintBuilder()
+            s.pendingHints = []
             s.needsRollover = false
             s.needsTruncate = false
             s.nextSegmentID = file.id &+ 1
@@ -175,10 +202,11 @@ public final class DiskStore: Sendable {
     /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
     public func close() throws(CaskError) {
         ticker.stop()
+        hintQueue.sync {}
         try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
             try s.syncActive()
-            s.writeHint(for: s.active.id)
+            s.writeActiveHint()
             s.isClosed = true
             s.index = [:]
             s.segments = [:]

@@ -2,7 +2,8 @@
 enum StoreFiles {
     /// Creates a segment file holding only `header`, durable with its directory entry before it
     /// returns. A failure removes the partial file.
-    static func createSegment(_ header: SegmentHeader, in directory: String, fs: any FileSystem) throws(CaskError) -> SegmentFile {
+    /// `mapLength` is how much of it reads may map (the segment size limit for a log segment).
+    static func createSegment(_ header: SegmentHeader, in directory: String, fs: any FileSystem, mapLength: Int) throws(CaskError) -> SegmentFile {
         let id = UInt32(header.id)
         let path = FileNames.join(directory, FileNames.segment(id))
         let handle = try fs.open(path, mode: .appendOrCreate)
@@ -17,7 +18,7 @@ enum StoreFiles {
             try? fs.remove(path)
             throw error
         }
-        return SegmentFile(id: id, path: path, handle: handle, fileSystem: fs)
+        return SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: mapLength)
     }
 
     /// Replaces `name` in `directory` with `bytes`: write a temporary file, fsync it, rename it over

@@ -43,8 +43,8 @@ struct StoreLoader {
         for id in ids {
             let path = FileNames.join(directory, FileNames.segment(id))
             let handle = try fs.open(path, mode: .read)
-            let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs)
             let size = try fs.size(handle)
+            let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: Int(size))
             var head = [UInt8](repeating: 0, count: min(Int(size), Format.segmentHeaderSize))
             _ = try head.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }
             var header: SegmentHeader?
@@ -99,7 +99,7 @@ struct StoreLoader {
         let maxID = loaded.last?.file.id ?? 0
         let header = SegmentHeader(
             id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
-        let active = try StoreFiles.createSegment(header, in: directory, fs: fs)
+        let active = try StoreFiles.createSegment(header, in: directory, fs: fs, mapLength: options.segmentSize)
         var state = StoreState(directory: directory, options: options, active: active, nextSequence: maximumSequence + 1)
         for segment in kept {
             state.segments[segment.file.id] = segment.file
@@ -141,6 +141,7 @@ struct StoreLoader {
         let bytes = try fs.readWholeFile(handle)
         let id = segment.id
         var local = index
+        index = [:]   // keep `local` uniquely referenced: no copy-on-write of the whole index
         var maxSeq = maximumSequence
         let failure = bytes.withUnsafeBytes { raw in
             HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
@@ -153,9 +154,9 @@ struct StoreLoader {
                 Self.apply(entry, key: String(decoding: keyBytes, as: UTF8.self), to: &local)
             }
         }
+        index = local
         switch failure {
         case nil:
-            index = local
             maximumSequence = maxSeq
             return true
         case .newerVersion(let v):
@@ -173,6 +174,7 @@ struct StoreLoader {
         let file = segment.file
         let bytes = try fs.readWholeFile(file.handle)
         var local = index
+        index = [:]   // keep `local` uniquely referenced: no copy-on-write of the whole index
         let id = file.id
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
@@ -239,7 +241,9 @@ struct StoreLoader {
     /// Keeps the record with the higher sequence number, whatever file it came from.
     @inline(__always)
     private static func apply(_ entry: IndexEntry, key: String, to index: inout [String: IndexEntry]) {
-        if let existing = index[key], existing.sequence >= entry.sequence { return }
-        index[key] = entry
+        // One hash in the common case (a key not seen yet, or a newer record of it).
+        if let previous = index.updateValue(entry, forKey: key), previous.sequence >= entry.sequence {
+            index[key] = previous
+        }
     }
 }

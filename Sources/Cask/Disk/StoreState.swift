@@ -29,6 +29,10 @@ struct StoreState: Sendable {
     /// A failed fsync makes the active segment suspect: start a new one before the next write.
     var needsRollover = false
     var buffer: WriteBuffer
+    /// Hint entries of the active segment's records.
+    var hints = HintBuilder()
+    /// Hint files waiting to be written by the background writer (segment id, bytes).
+    var pendingHints: [(UInt32, [UInt8])] = []
     var nextSequence: UInt64
     var nextSegmentID: UInt32
     var liveBytes: Int64 = 0
@@ -75,6 +79,7 @@ struct StoreState: Sendable {
             sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind, flags: flags,
             keyLength: key.count, storedLength: stored.count, originalLength: originalLength)
         buffer.append(size: size) { out in RecordCodec.encode(header, key: key, value: stored, into: out) }
+        hints.add(header, offset: Int(activeSize), key: key)
         let entry = IndexEntry(
             segment: active.id, offset: UInt32(activeSize), storedLength: UInt32(stored.count),
             originalLength: UInt32(originalLength), sequence: nextSequence, writeTime: now, expiry: expiry,
@@ -126,6 +131,7 @@ struct StoreState: Sendable {
         }
         activeSize = offset
         usage[active.id]?.fileBytes -= removed
+        hints.removeRecords(from: Int(offset))
     }
 
     // MARK: Flushing and syncing
@@ -176,8 +182,9 @@ struct StoreState: Sendable {
             syncedSize = flushedSize
         }
         let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: nextSequence, sequenceLimit: 0)
-        let file = try StoreFiles.createSegment(header, in: directory, fs: fs)
+        let file = try StoreFiles.createSegment(header, in: directory, fs: fs, mapLength: options.segmentSize)
         let sealed = active
+        let sealedHint = hints.encoded(segmentID: sealed.id, segmentSize: activeSize)
         segments[file.id] = file
         usage[file.id] = SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)
         active = file
@@ -187,7 +194,27 @@ struct StoreState: Sendable {
         needsRollover = false
         needsTruncate = false
         nextSegmentID = file.id &+ 1
-        writeHint(for: sealed.id)
+        hints = HintBuilder()
+        pendingHints.append((sealed.id, sealedHint))
+    }
+
+    /// Hands over the hint files of sealed segments for the background writer.
+    @inline(__always)
+    mutating func takePendingHints() -> [(UInt32, [UInt8])] {
+        if pendingHints.isEmpty { return [] }
+        defer { pendingHints = [] }
+        return pendingHints
+    }
+
+    /// Writes the active segment's hint file now (on a clean close).
+    mutating func writeActiveHint() {
+        do {
+            try StoreFiles.writeAtomically(hints.encoded(segmentID: active.id, segmentSize: activeSize), to: FileNames.hint(active.id), in: directory, fs: fs)
+            hintBytes[active.id] = Int64(Format.hintHeaderSize + hints.body.count + Format.hintTrailerSize)
+        } catch {
+            stats.backgroundFailures += 1
+            options.logger.warning("could not write the hint file of segment \(active.id): \(error)")
+        }
     }
 
     /// Writes the hint file of a sealed segment, logging (not throwing) on failure: a missing hint
@@ -196,7 +223,8 @@ struct StoreState: Sendable {
         guard let segment = segments[id] else { return }
         do throws(CaskError) {
             let bytes = try fs.readWholeFile(segment.handle)
-            var entries: [(HintEntry, [UInt8])] = []
+            var body: [UInt8] = []
+            var count = 0
             let index = self.index
             let summary = try bytes.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: segment.path) { h, offset in
@@ -204,17 +232,20 @@ struct StoreState: Sendable {
                     let key = String(decoding: keyBytes, as: UTF8.self)
                     var access = h.writeTime
                     if let e = index[key], e.sequence == h.sequence { access = e.accessTime }
-                    entries.append((HintEntry(
-                        sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
-                        accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
-                        storedLength: h.storedLength, originalLength: h.originalLength), keyBytes))
+                    keyBytes.withUnsafeBytes { k in
+                        HintFile.appendEntry(HintEntry(
+                            sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
+                            accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
+                            storedLength: h.storedLength, originalLength: h.originalLength), key: k, to: &body)
+                    }
+                    count += 1
                 }
             }
             guard summary.damage.isEmpty else {
                 options.logger.warning("not writing a hint for damaged segment \(segment.path)")
                 return
             }
-            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(bytes.count), entries: entries)
+            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(bytes.count), entryCount: count, body: body)
             try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
             hintBytes[id] = Int64(hint.count)
         } catch {

@@ -18,37 +18,40 @@ struct HintEntry: Sendable {
 /// not read the segment. Layout: format-spec.md, "Hint file". A hint file is only an optimisation:
 /// any doubt about it (checksum, lengths, a segment size that differs) means the segment is scanned.
 enum HintFile {
-    /// Serialises `entries` (each with its key bytes) for the segment `segmentID` of `segmentSize` bytes.
-    static func encode(segmentID: UInt64, segmentSize: UInt64, entries: [(HintEntry, [UInt8])]) -> [UInt8] {
-        let body = entries.reduce(0) { $0 + Format.hintEntrySize + $1.1.count }
-        var bytes = [UInt8](repeating: 0, count: Format.hintHeaderSize + body + Format.hintTrailerSize)
+    /// Appends one entry (52 bytes, then the key) to `body`.
+    static func appendEntry(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(byteCount: Format.hintEntrySize, alignment: 8) { out in
+            out.put(e.sequence, at: 0)
+            out.put(e.offset, at: 8)
+            out.put(e.writeTime, at: 16)
+            out.put(e.expiry, at: 24)
+            out.put(e.accessTime, at: 32)
+            out.put(e.kind.rawValue, at: 40)
+            out.put(e.flags, at: 41)
+            out.put(UInt16(e.keyLength), at: 42)
+            out.put(UInt32(e.storedLength), at: 44)
+            out.put(UInt32(e.originalLength), at: 48)
+            body.append(contentsOf: UnsafeRawBufferPointer(out))
+        }
+        body.append(contentsOf: key)
+    }
+
+    /// A complete hint file: header, the entry bytes built with ``appendEntry(_:key:to:)``, trailer.
+    static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Format.hintHeaderSize)
+        bytes.reserveCapacity(Format.hintHeaderSize + body.count + Format.hintTrailerSize)
         bytes.withUnsafeMutableBytes { out in
             for (i, b) in Format.hintMagic.enumerated() { out[i] = b }
             out.put(Format.version, at: 8)
             out.put(segmentID, at: 16)
             out.put(segmentSize, at: 24)
-            out.put(UInt64(entries.count), at: 32)
+            out.put(UInt64(entryCount), at: 32)
             out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<40]))), at: 40)
-            var o = Format.hintHeaderSize
-            for (e, key) in entries {
-                out.put(e.sequence, at: o)
-                out.put(e.offset, at: o + 8)
-                out.put(e.writeTime, at: o + 16)
-                out.put(e.expiry, at: o + 24)
-                out.put(e.accessTime, at: o + 32)
-                out.put(e.kind.rawValue, at: o + 40)
-                out.put(e.flags, at: o + 41)
-                out.put(UInt16(e.keyLength), at: o + 42)
-                out.put(UInt32(e.storedLength), at: o + 44)
-                out.put(UInt32(e.originalLength), at: o + 48)
-                o += Format.hintEntrySize
-                for (i, b) in key.enumerated() { out[o + i] = b }
-                o += key.count
-            }
-            let crc = CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[Format.hintHeaderSize..<o])))
-            out.put(crc, at: o)
-            out.put(Format.hintEndMagic, at: o + 4)
         }
+        bytes.append(contentsOf: body)
+        let crc = body.withUnsafeBytes { CRC32C.mask(CRC32C.checksum($0)) }
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: Format.hintEndMagic.littleEndian) { bytes.append(contentsOf: $0) }
         return bytes
     }
 

@@ -52,6 +52,17 @@ public protocol FileSystem: Sendable {
     func tryLock(_ handle: FileHandle) throws(CaskError) -> Bool
     /// Writes all of `buffer` at `offset` (used only for the lock file's owner pid).
     func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError)
+    /// Maps `length` bytes of the file read-only and shared, or returns nil when the implementation
+    /// does not map (reads then use ``read(_:into:at:)``). The store only touches mapped bytes that
+    /// lie inside the file. The default implementation returns nil.
+    func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer?
+    /// Unmaps a region returned by ``mapReadOnly(_:length:)``.
+    func unmap(_ region: UnsafeRawBufferPointer)
+}
+
+extension FileSystem {
+    public func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
+    public func unmap(_ region: UnsafeRawBufferPointer) {}
 }
 
 extension FileSystem {

@@ -124,6 +124,17 @@ public struct POSIXFileSystem: FileSystem {
         throw failure("flock", name(handle))
     }
 
+    public func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer? {
+        guard length > 0 else { return nil }
+        let p = mmap(nil, length, PROT_READ, MAP_SHARED, handle.rawValue, 0)
+        guard let p, p != MAP_FAILED else { return nil }
+        return UnsafeRawBufferPointer(start: p, count: length)
+    }
+
+    public func unmap(_ region: UnsafeRawBufferPointer) {
+        if let base = region.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), region.count) }
+    }
+
     public func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         var done = 0
         while done < buffer.count {

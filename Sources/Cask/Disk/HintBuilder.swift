@@ -1,0 +1,38 @@
+/// The hint entries of the segment being written, collected as records are appended, so that
+/// sealing a segment never has to read it back.
+struct HintBuilder: Sendable {
+    private(set) var body: [UInt8] = []
+    private(set) var count = 0
+    /// Offsets of each entry's record, for ``removeRecords(from:)``.
+    private var recordOffsets: [UInt32] = []
+
+    mutating func add(_ header: RecordHeader, offset: Int, key: UnsafeRawBufferPointer) {
+        HintFile.appendEntry(HintEntry(
+            sequence: header.sequence, offset: UInt64(offset), writeTime: header.writeTime, expiry: header.expiry,
+            accessTime: header.writeTime, kind: header.kind, flags: header.flags, keyLength: header.keyLength,
+            storedLength: header.storedLength, originalLength: header.originalLength), key: key, to: &body)
+        recordOffsets.append(UInt32(offset))
+        count += 1
+    }
+
+    /// Forgets the entries of records at or after `offset` (records undone after a failed write).
+    mutating func removeRecords(from offset: Int) {
+        while let last = recordOffsets.last, Int(last) >= offset {
+            recordOffsets.removeLast()
+            count -= 1
+            // Walk to the start of the last entry: entries are re-parsed from the front.
+            var o = 0, start = 0
+            for _ in 0..<count + 1 {
+                start = o
+                let keyLength = Int(UInt16(body[o + 42]) | UInt16(body[o + 43]) << 8)
+                o += Format.hintEntrySize + keyLength
+            }
+            body.removeSubrange(start...)
+        }
+    }
+
+    /// The complete hint file for a segment of `segmentSize` bytes.
+    func encoded(segmentID: UInt32, segmentSize: Int64) -> [UInt8] {
+        HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: body)
+    }
+}

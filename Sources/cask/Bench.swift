@@ -1,0 +1,140 @@
+import ArgumentParser
+import Cask
+import Foundation
+
+/// `cask bench`: single-operation throughput and latency of the disk store, medians of several runs.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure put, get, sync and open speed on a scratch store (medians of --runs runs).")
+
+    enum Workload: String, ExpressibleByArgument, CaseIterable {
+        case put, putSync = "put-sync", get, getMissing = "get-missing", open, all
+    }
+
+    @Argument(help: "What to measure: \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var workload: Workload = .all
+    @Option(help: "Scratch directory (a fresh folder inside it is used and removed).") var directory = NSTemporaryDirectory()
+    @Option(help: "Operations per run.") var count = 1_000_000
+    @Option(help: "Value size in bytes (half random, half repeated).") var valueSize = 100
+    @Option(help: "Runs; the median is reported.") var runs = 3
+    @Flag(help: "Disable LZ4.") var noCompression = false
+
+    func key(_ i: Int) -> String {
+        let digits = String(i)
+        return "k" + String(repeating: "0", count: 15 - digits.count) + digits
+    }
+
+    func values() -> [Data] {
+        (0..<64).map { seed in
+            var x = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: valueSize)
+            for i in 0..<(valueSize / 2) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; bytes[i] = UInt8(truncatingIfNeeded: x) }
+            return Data(bytes)
+        }
+    }
+
+    func scratch() -> String { (directory as NSString).appendingPathComponent("cask-bench-\(UUID().uuidString)") }
+
+    func makeOptions(_ durability: Durability = .none) -> StoreOptions {
+        var o = StoreOptions()
+        o.durability = durability
+        if noCompression { o.compression = .never }
+        o.logger.logLevel = .warning
+        return o
+    }
+
+    func run() throws {
+        let all: [Workload] = workload == .all ? [.put, .get, .getMissing, .putSync, .open] : [workload]
+        print("cask bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
+        for w in all { try withStoreErrors { try measure(w) } }
+    }
+
+    func measure(_ w: Workload) throws {
+        var rates: [Double] = []
+        var p50s: [Double] = [], p99s: [Double] = [], extra = ""
+        let vals = values()
+        let keys = (0..<count).map(key)
+        for _ in 0..<runs {
+            let path = scratch()
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            var samples = LatencySamples(capacity: min(count, 200_000))
+            switch w {
+            case .put, .putSync:
+                let n = w == .putSync ? min(count, 5000) : count
+                let store = try DiskStore(directory: path, options: makeOptions(w == .putSync ? .everyWrite : .none))
+                let start = DispatchTime.now().uptimeNanoseconds
+                for i in 0..<n {
+                    let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
+                    try store.setValue(vals[i & 63], forKey: keys[i])
+                    if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
+                }
+                let elapsed = DispatchTime.now().uptimeNanoseconds - start
+                rates.append(Double(n) / (Double(elapsed) / 1e9))
+                try store.close()
+            case .get, .getMissing:
+                let store = try DiskStore(directory: path, options: makeOptions())
+                for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
+                try store.sync()
+                let probe = w == .get ? keys : keys.map { "m" + $0.dropFirst() }
+                var x = 12345
+                var found = 0
+                let start = DispatchTime.now().uptimeNanoseconds
+                for i in 0..<count {
+                    x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+                    let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
+                    if try store.value(forKey: probe[x % count]) != nil { found += 1 }
+                    if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
+                }
+                let elapsed = DispatchTime.now().uptimeNanoseconds - start
+                precondition(found == (w == .get ? count : 0), "bench read wrong results")
+                rates.append(Double(count) / (Double(elapsed) / 1e9))
+                try store.close()
+            case .open:
+                do {
+                    let store = try DiskStore(directory: path, options: makeOptions())
+                    for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
+                    try store.close()
+                }
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                let store = try DiskStore(directory: path, options: makeOptions())
+                let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+                precondition(store.count == count)
+                try store.close()
+                for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
+                    try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
+                }
+                let t1 = DispatchTime.now().uptimeNanoseconds
+                let scanned = try DiskStore(directory: path, options: makeOptions())
+                let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - t1) / 1e9
+                try scanned.close()
+                rates.append(hinted)
+                p50s.append(scanSeconds)
+            case .all: break
+            }
+            if !samples.values.isEmpty {
+                p50s.append(samples.percentile(0.5))
+                p99s.append(samples.percentile(0.99))
+            }
+        }
+        func median(_ a: [Double]) -> Double { a.isEmpty ? 0 : a.sorted()[a.count / 2] }
+        if w == .open {
+            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, median(rates), median(p50s)))
+        } else {
+            if !p50s.isEmpty { extra = String(format: "  p50 %.2f µs  p99 %.2f µs", median(p50s) / 1000, median(p99s) / 1000) }
+            print("  \(w.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(Formatting.rate(median(rates), per: 1).padding(toLength: 10, withPad: " ", startingAt: 0))\(extra)")
+        }
+    }
+}
+
+/// Every k-th latency, so that timing costs little.
+struct LatencySamples {
+    var values: [UInt64] = []
+    let stride: Int
+    init(capacity: Int) { stride = 8; values.reserveCapacity(capacity / 8 + 1) }
+    func shouldSample(_ i: Int) -> Bool { i % stride == 0 }
+    mutating func add(_ v: UInt64) { values.append(v) }
+    func percentile(_ p: Double) -> Double {
+        let s = values.sorted()
+        return Double(s[min(s.count - 1, Int(Double(s.count) * p))])
+    }
+}
