@@ -26,7 +26,9 @@ func flipByte(_ path: String, at offset: Int) throws {
 
 /// Where each key's record lies (segment id, offset, size), read from the index.
 func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
-    store.state.withLock { s in s.index.mapValues { ($0.segment, Int($0.offset), $0.recordSize) } }
+    store.state.withLock { s in
+        Dictionary(uniqueKeysWithValues: s.index.all.map { ($0.key, ($0.entry.segment, Int($0.entry.offset), $0.entry.recordSize)) })
+    }
 }
 
 @Suite struct RecoveryTests {

@@ -8,3 +8,10 @@
 uint32_t cask_crc32c_extend(uint32_t crc, const void *data, size_t length);
 
 #endif
+
+#ifndef CASK_SUPPORT_HASH_H
+#define CASK_SUPPORT_HASH_H
+/// A fast seeded 64-bit hash of `length` bytes for the in-memory index (not cryptographic; the
+/// seed is random per index so that colliding keys cannot be prepared in advance).
+uint64_t cask_hash64(const void *data, size_t length, uint64_t seed);
+#endif

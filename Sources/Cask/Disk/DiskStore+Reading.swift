@@ -16,20 +16,23 @@ extension DiskStore {
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func value(forKey key: String) throws(CaskError) -> Data? {
         let now = options.clock.milliseconds()
-        let plan = try state.withLock { s throws(CaskError) -> ReadPlan in
+        let plan = try withUTF8(key) { keyBytes throws(CaskError) in
+          try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
-            guard let position = s.index.index(forKey: key) else {
+            let found = s.index.withEntry(forKey: keyBytes) { e -> IndexEntry in
+                if !e.isExpired(at: now) { e.accessTime = now }
+                return e
+            }
+            guard let entry = found else {
                 s.stats.misses += 1
                 return .miss
             }
-            let entry = s.index.values[position]
             if entry.isExpired(at: now) {
-                s.drop(key)
+                s.drop(keyBytes)
                 s.stats.expirations += 1
                 s.stats.misses += 1
                 return .miss
             }
-            s.index.values[position].accessTime = now
             s.stats.hits += 1
             if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
                 let start = Int(Int64(entry.offset) - s.flushedSize)
@@ -40,6 +43,7 @@ extension DiskStore {
             }
             guard let file = s.segments[entry.segment] else { return .damaged(entry) }
             return .read(file, entry)
+          }
         }
         switch plan {
         case .miss:
@@ -96,11 +100,11 @@ extension DiskStore {
         try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) in
                 s.stats.corruptRecords += 1
-                guard !s.isClosed, let current = s.index[key], current.sequence == entry.sequence else { return }
+                guard !s.isClosed, let current = s.index.entry(forKey: keyBytes), current.sequence == entry.sequence else { return }
                 let tombstone = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                     originalLength: 0, flags: 0, expiry: 0, now: now)
-                s.install(tombstone, forKey: key)
+                s.install(tombstone, forKey: keyBytes)
             }
         }
     }
@@ -110,7 +114,7 @@ extension DiskStore {
     public func metadata(forKey key: String) -> ItemMetadata? {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            guard !s.isClosed, let e = s.index[key], !e.isExpired(at: now) else { return nil }
+            guard !s.isClosed, let e = s.index.entry(forKey: key), !e.isExpired(at: now) else { return nil }
             return Self.metadata(key, e)
         }
     }
@@ -126,7 +130,7 @@ extension DiskStore {
     public func contains(_ key: String) -> Bool {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            guard !s.isClosed, let e = s.index[key] else { return false }
+            guard !s.isClosed, let e = s.index.entry(forKey: key) else { return false }
             return !e.isExpired(at: now)
         }
     }
@@ -135,7 +139,7 @@ extension DiskStore {
     public func keys() -> [String] {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            s.index.compactMap { $0.value.isExpired(at: now) ? nil : $0.key }
+            s.index.entries.compactMap { $0.isExpired(at: now) ? nil : s.index.key(of: $0) }
         }
     }
 
@@ -143,7 +147,7 @@ extension DiskStore {
     public func allMetadata() -> [ItemMetadata] {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            s.index.compactMap { $0.value.isExpired(at: now) ? nil : Self.metadata($0.key, $0.value) }
+            s.index.entries.compactMap { $0.isExpired(at: now) ? nil : Self.metadata(s.index.key(of: $0), $0) }
         }
     }
 

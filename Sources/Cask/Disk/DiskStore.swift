@@ -100,7 +100,7 @@ public final class DiskStore: Sendable {
                     if durable {
                         do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                     }
-                    s.install(entry, forKey: key)
+                    s.install(entry, forKey: keyBytes)
                     return s.takePendingHints()
                 }
             }
@@ -139,14 +139,14 @@ public final class DiskStore: Sendable {
         let (removed, sealed) = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (Bool, [(UInt32, [UInt8])]) in
                 guard !s.isClosed else { throw .closed }
-                guard let existing = s.index[key] else { return (false, []) }
+                guard let existing = s.index.entry(forKey: keyBytes) else { return (false, []) }
                 let entry = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                     originalLength: 0, flags: 0, expiry: 0, now: now)
                 if durable {
                     do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                 }
-                s.install(entry, forKey: key)
+                s.install(entry, forKey: keyBytes)
                 return (!existing.isExpired(at: now), s.takePendingHints())
             }
         }
@@ -167,7 +167,7 @@ public final class DiskStore: Sendable {
             s.segments = [file.id: file]
             s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)]
             s.hintBytes = [:]
-            s.index = [:]
+            s.index = KeyIndex()
             s.liveBytes = 0
             s.active = file
             s.activeSize = Int64(Format.segmentHeaderSize)
@@ -208,7 +208,7 @@ public final class DiskStore: Sendable {
             try s.syncActive()
             s.writeActiveHint()
             s.isClosed = true
-            s.index = [:]
+            s.index = KeyIndex()
             s.segments = [:]
         }
         lock.release()

@@ -1,23 +1,63 @@
-/// Where the newest record of a key lies and what is known of it. 56 bytes.
+/// Where the newest record of a key lies and what is known of it: 48 bytes, all fields 4-byte
+/// aligned so that the dense entry array has no padding beyond the last 1.
+///
+/// Times the index only needs to the second (write and access, for ages and LRU order) are kept
+/// as seconds since ``IndexEntry/epochMilliseconds`` (2020-01-01, good until 2156); the expiry,
+/// which decides whether a value may be returned, keeps full milliseconds.
 struct IndexEntry: Sendable {
+    private var sequenceLow: UInt32
+    private var sequenceHigh: UInt32
     var segment: UInt32
     /// Offset of the record's first byte in its segment.
     var offset: UInt32
     var storedLength: UInt32
     var originalLength: UInt32
-    var sequence: UInt64
-    /// Milliseconds since the Unix epoch.
-    var writeTime: Int64
-    /// Milliseconds since the Unix epoch; 0 = never.
-    var expiry: Int64
-    /// Milliseconds since the Unix epoch of the last read or write.
-    var accessTime: Int64
+    /// Where the key's bytes start in the index's key arena (set by ``KeyIndex``).
+    var keyOffset: UInt32 = 0
+    private var expiryLow: UInt32
+    private var expiryHigh: UInt32
+    private var writeSeconds: UInt32
+    private var accessSeconds: UInt32
+    var keyLength: UInt16
     /// Record flags (compressed, pinned) plus ``IndexEntry/tombstoneFlag`` while loading.
     var flags: UInt8
-    var keyLength: UInt16
 
+    /// 2020-01-01T00:00:00Z in milliseconds since the Unix epoch.
+    static let epochMilliseconds: Int64 = 1_577_836_800_000
     /// Marks a tombstone kept in the index during open, so older records lose to it.
     static let tombstoneFlag: UInt8 = 0x80
+
+    init(segment: UInt32, offset: UInt32, storedLength: UInt32, originalLength: UInt32, sequence: UInt64,
+         writeTime: Int64, expiry: Int64, accessTime: Int64, flags: UInt8, keyLength: UInt16) {
+        self.sequenceLow = UInt32(truncatingIfNeeded: sequence)
+        self.sequenceHigh = UInt32(truncatingIfNeeded: sequence >> 32)
+        self.segment = segment
+        self.offset = offset
+        self.storedLength = storedLength
+        self.originalLength = originalLength
+        self.expiryLow = UInt32(truncatingIfNeeded: UInt64(bitPattern: expiry))
+        self.expiryHigh = UInt32(truncatingIfNeeded: UInt64(bitPattern: expiry) >> 32)
+        self.writeSeconds = Self.seconds(writeTime)
+        self.accessSeconds = Self.seconds(accessTime)
+        self.keyLength = keyLength
+        self.flags = flags
+    }
+
+    @inline(__always)
+    private static func seconds(_ milliseconds: Int64) -> UInt32 {
+        UInt32(clamping: max(0, (milliseconds - epochMilliseconds) / 1000))
+    }
+
+    var sequence: UInt64 { UInt64(sequenceHigh) << 32 | UInt64(sequenceLow) }
+    /// Milliseconds since the Unix epoch; 0 = never.
+    var expiry: Int64 { Int64(bitPattern: UInt64(expiryHigh) << 32 | UInt64(expiryLow)) }
+    /// Milliseconds since the Unix epoch, to the second.
+    var writeTime: Int64 { Self.epochMilliseconds + Int64(writeSeconds) * 1000 }
+    /// Milliseconds since the Unix epoch of the last read or write, to the second.
+    var accessTime: Int64 {
+        get { Self.epochMilliseconds + Int64(accessSeconds) * 1000 }
+        set { accessSeconds = Self.seconds(newValue) }
+    }
 
     var isTombstone: Bool { flags & Self.tombstoneFlag != 0 }
     var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
@@ -27,5 +67,8 @@ struct IndexEntry: Sendable {
 
     /// True when the item's TTL has run out at `now` (pinned items never expire).
     @inline(__always)
-    func isExpired(at now: Int64) -> Bool { expiry != 0 && now >= expiry && !isPinned }
+    func isExpired(at now: Int64) -> Bool {
+        let e = expiry
+        return e != 0 && now >= e && !isPinned
+    }
 }

@@ -17,7 +17,7 @@ struct StoreLoader {
 
     /// What scanning found that the salvage rule needs.
     private var salvageBound: UInt64 = 0
-    private var index: [String: IndexEntry] = [:]
+    private var index = KeyIndex()
     private var stats = StoreStatistics()
     private var maximumSequence: UInt64 = 0
     private var hintsToWrite: [UInt32] = []
@@ -87,10 +87,11 @@ struct StoreLoader {
         // Salvage: a damaged range might have held a newer record (or a delete) of any key whose
         // surviving record is older than the range. Those keys are dropped, durably, below.
         var dropped: [String] = []
-        for (key, entry) in index where entry.isTombstone || entry.sequence < salvageBound {
-            if !entry.isTombstone { dropped.append(key) }
-            index.removeValue(forKey: key)
+        var tombstones: [String] = []
+        for entry in index.entries where entry.isTombstone || entry.sequence < salvageBound {
+            if entry.isTombstone { tombstones.append(index.key(of: entry)) } else { dropped.append(index.key(of: entry)) }
         }
+        for key in tombstones + dropped { index.removeValue(forKey: key) }
         stats.keysDroppedByRecovery = UInt64(dropped.count)
         if !dropped.isEmpty {
             logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
@@ -114,7 +115,7 @@ struct StoreLoader {
         }
         state.index = index
         state.stats = stats
-        for entry in index.values {
+        for entry in index.entries {
             state.usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
             state.liveBytes += Int64(entry.recordSize)
         }
@@ -126,7 +127,7 @@ struct StoreLoader {
                     try state.appendRecord(kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                                            originalLength: 0, flags: 0, expiry: 0, now: now)
                 }
-                state.install(entry, forKey: key)
+                withUTF8(key) { _ = state.install(entry, forKey: $0) }
             }
             try state.syncActive()
         }
@@ -141,7 +142,7 @@ struct StoreLoader {
         let bytes = try fs.readWholeFile(handle)
         let id = segment.id
         var local = index
-        index = [:]   // keep `local` uniquely referenced: no copy-on-write of the whole index
+        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         var maxSeq = maximumSequence
         let failure = bytes.withUnsafeBytes { raw in
             HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
@@ -151,7 +152,7 @@ struct StoreLoader {
                     expiry: e.expiry, accessTime: e.accessTime,
                     flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
                 maxSeq = max(maxSeq, e.sequence)
-                Self.apply(entry, key: String(decoding: keyBytes, as: UTF8.self), to: &local)
+                Self.apply(entry, key: keyBytes, to: &local)
             }
         }
         index = local
@@ -174,11 +175,11 @@ struct StoreLoader {
         let file = segment.file
         let bytes = try fs.readWholeFile(file.handle)
         var local = index
-        index = [:]   // keep `local` uniquely referenced: no copy-on-write of the whole index
+        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         let id = file.id
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
-                let key = String(decoding: UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)]), as: UTF8.self)
+                let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                 let entry = IndexEntry(
                     segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
                     originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
@@ -240,10 +241,10 @@ struct StoreLoader {
 
     /// Keeps the record with the higher sequence number, whatever file it came from.
     @inline(__always)
-    private static func apply(_ entry: IndexEntry, key: String, to index: inout [String: IndexEntry]) {
+    private static func apply(_ entry: IndexEntry, key: UnsafeRawBufferPointer, to index: inout KeyIndex) {
         // One hash in the common case (a key not seen yet, or a newer record of it).
         if let previous = index.updateValue(entry, forKey: key), previous.sequence >= entry.sequence {
-            index[key] = previous
+            index.updateValue(previous, forKey: key)
         }
     }
 }

@@ -16,7 +16,7 @@ struct StoreState: Sendable {
     let fs: any FileSystem
     let options: StoreOptions
 
-    var index: [String: IndexEntry] = [:]
+    var index = KeyIndex()
     var segments: [UInt32: SegmentFile] = [:]
     var usage: [UInt32: SegmentUsage] = [:]
     var hintBytes: [UInt32: Int64] = [:]
@@ -94,7 +94,7 @@ struct StoreState: Sendable {
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
     /// live-byte accounting. Returns the entry it replaced.
     @discardableResult
-    mutating func install(_ entry: IndexEntry, forKey key: String) -> IndexEntry? {
+    mutating func install(_ entry: IndexEntry, forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
         let old: IndexEntry?
         if entry.isTombstone {
             old = index.removeValue(forKey: key)
@@ -114,7 +114,7 @@ struct StoreState: Sendable {
     }
 
     /// Removes an expired or damaged key from the index.
-    mutating func drop(_ key: String) {
+    mutating func drop(_ key: UnsafeRawBufferPointer) {
         if let old = index.removeValue(forKey: key) { forget(old) }
     }
 
@@ -228,16 +228,13 @@ struct StoreState: Sendable {
             let index = self.index
             let summary = try bytes.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: segment.path) { h, offset in
-                    let keyBytes = Array(raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
-                    let key = String(decoding: keyBytes, as: UTF8.self)
+                    let keyBytes = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                     var access = h.writeTime
-                    if let e = index[key], e.sequence == h.sequence { access = e.accessTime }
-                    keyBytes.withUnsafeBytes { k in
-                        HintFile.appendEntry(HintEntry(
-                            sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
-                            accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
-                            storedLength: h.storedLength, originalLength: h.originalLength), key: k, to: &body)
-                    }
+                    if let e = index.entry(forKey: keyBytes), e.sequence == h.sequence { access = e.accessTime }
+                    HintFile.appendEntry(HintEntry(
+                        sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
+                        accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
+                        storedLength: h.storedLength, originalLength: h.originalLength), key: keyBytes, to: &body)
                     count += 1
                 }
             }

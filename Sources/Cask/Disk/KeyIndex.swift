@@ -1,0 +1,241 @@
+import CCaskSupport
+
+/// The in-memory hash index: key -> ``IndexEntry``. Open addressing with linear probing over a
+/// power-of-two table of 8-byte slots (32-bit hash fingerprint, entry number); entries live in a
+/// dense array and keys in one byte arena, so an index of n keys makes no per-key allocation.
+///
+/// Memory per key: 48 (entry) + key length + 8 / load factor (0.375 ... 0.75) for the slot.
+/// Not thread-safe: the store uses it under its lock.
+struct KeyIndex: Sendable {
+    private var slots: [UInt64]
+    private var mask: Int
+    private(set) var entries: ContiguousArray<IndexEntry> = []
+    private var keys: [UInt8] = []
+    private var garbageKeyBytes = 0
+    private let seed: UInt64
+
+    init(capacity: Int = 0) {
+        var size = 16
+        while size * 3 / 4 < capacity { size *= 2 }
+        slots = [UInt64](repeating: 0, count: size)
+        mask = size - 1
+        seed = UInt64.random(in: .min ... .max)
+        entries.reserveCapacity(capacity)
+    }
+
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Bytes of memory the index holds (tables and arena), for statistics.
+    var memoryBytes: Int { slots.capacity * 8 + entries.capacity * MemoryLayout<IndexEntry>.stride + keys.capacity }
+
+    // MARK: Lookup
+
+    @inline(__always)
+    private func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        cask_hash64(key.baseAddress, key.count, seed)
+    }
+
+    /// The slot number holding `key`, or nil.
+    @inline(__always)
+    private func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
+        let fingerprint = h >> 32
+        var i = Int(truncatingIfNeeded: h) & mask
+        return slots.withUnsafeBufferPointer { slots in
+            keys.withUnsafeBytes { arena in
+                entries.withUnsafeBufferPointer { entries in
+                    while true {
+                        let s = slots[i]
+                        if s == 0 { return nil }
+                        if s >> 32 == fingerprint {
+                            let e = entries[Int(s & 0xFFFF_FFFF) - 1]
+                            if Int(e.keyLength) == key.count
+                                && (key.count == 0 || memcmp(arena.baseAddress! + Int(e.keyOffset), key.baseAddress!, key.count) == 0) {
+                                return i
+                            }
+                        }
+                        i = (i + 1) & mask
+                    }
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func entryNumber(slot: Int) -> Int { Int(slots[slot] & 0xFFFF_FFFF) - 1 }
+
+    /// The entry for `key` (its UTF-8 bytes), or nil.
+    @inline(__always)
+    func entry(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
+        guard let slot = find(key, hash: hash(key)) else { return nil }
+        return entries[entryNumber(slot: slot)]
+    }
+
+    /// The entry for `key`, or nil.
+    func entry(forKey key: String) -> IndexEntry? {
+        withUTF8(key) { entry(forKey: $0) }
+    }
+
+    /// Runs `body` on the entry for `key` in place; nil when absent.
+    @inline(__always)
+    mutating func withEntry<R>(forKey key: UnsafeRawBufferPointer, _ body: (inout IndexEntry) -> R) -> R? {
+        guard let slot = find(key, hash: hash(key)) else { return nil }
+        return body(&entries[entryNumber(slot: slot)])
+    }
+
+    // MARK: Changes
+
+    /// Sets the entry for `key`, returning the one it replaced.
+    @discardableResult
+    mutating func updateValue(_ entry: IndexEntry, forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
+        let h = hash(key)
+        if let slot = find(key, hash: h) {
+            let n = entryNumber(slot: slot)
+            let old = entries[n]
+            var e = entry
+            e.keyOffset = old.keyOffset
+            e.keyLength = old.keyLength
+            entries[n] = e
+            return old
+        }
+        if (entries.count + 1) * 4 > slots.count * 3 { grow() }
+        var e = entry
+        e.keyOffset = UInt32(keys.count)
+        e.keyLength = UInt16(key.count)
+        keys.append(contentsOf: key)
+        entries.append(e)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while slots[i] != 0 { i = (i + 1) & mask }
+        slots[i] = (h >> 32) << 32 | UInt64(entries.count)
+        return nil
+    }
+
+    @discardableResult
+    mutating func updateValue(_ entry: IndexEntry, forKey key: String) -> IndexEntry? {
+        withUTF8(key) { updateValue(entry, forKey: $0) }
+    }
+
+    /// Removes `key`, returning its entry.
+    @discardableResult
+    mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
+        guard let slot = find(key, hash: hash(key)) else { return nil }
+        let n = entryNumber(slot: slot)
+        let removed = entries[n]
+        deleteSlot(slot)
+        garbageKeyBytes += Int(removed.keyLength)
+        let last = entries.count - 1
+        if n != last {
+            // Move the last entry into the hole and repoint its slot.
+            let moved = entries[last]
+            let movedSlot = keys.withUnsafeBytes { arena -> Int in
+                let k = UnsafeRawBufferPointer(rebasing: arena[Int(moved.keyOffset)..<(Int(moved.keyOffset) + Int(moved.keyLength))])
+                return find(k, hash: hash(k))!
+            }
+            slots[movedSlot] = (slots[movedSlot] >> 32) << 32 | UInt64(n + 1)
+            entries[n] = moved
+        }
+        entries.removeLast()
+        if garbageKeyBytes > 1 << 20 && garbageKeyBytes * 2 > keys.count { compactKeys() }
+        return removed
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey key: String) -> IndexEntry? {
+        withUTF8(key) { removeValue(forKey: $0) }
+    }
+
+    /// Empties the index.
+    mutating func removeAll() { self = KeyIndex() }
+
+    /// Linear-probing deletion: shift later members of the run back so no probe stops early.
+    private mutating func deleteSlot(_ hole: Int) {
+        var hole = hole
+        var i = (hole + 1) & mask
+        slots[hole] = 0
+        while slots[i] != 0 {
+            let e = entries[Int(slots[i] & 0xFFFF_FFFF) - 1]
+            let home = keys.withUnsafeBytes { arena in
+                Int(truncatingIfNeeded: hash(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])))
+            } & mask
+            // Move slot i into the hole when its home is not in (hole, i].
+            let distanceToHome = (i - home) & mask
+            let distanceToHole = (i - hole) & mask
+            if distanceToHome >= distanceToHole {
+                slots[hole] = slots[i]
+                slots[i] = 0
+                hole = i
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    private mutating func grow() {
+        let size = slots.count * 2
+        var newSlots = [UInt64](repeating: 0, count: size)
+        let newMask = size - 1
+        keys.withUnsafeBytes { arena in
+            for (n, e) in entries.enumerated() {
+                let h = hash(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))]))
+                var i = Int(truncatingIfNeeded: h) & newMask
+                while newSlots[i] != 0 { i = (i + 1) & newMask }
+                newSlots[i] = (h >> 32) << 32 | UInt64(n + 1)
+            }
+        }
+        slots = newSlots
+        mask = newMask
+    }
+
+    private mutating func compactKeys() {
+        var arena: [UInt8] = []
+        arena.reserveCapacity(keys.count - garbageKeyBytes)
+        keys.withUnsafeBytes { old in
+            for n in entries.indices {
+                let e = entries[n]
+                let start = Int(e.keyOffset)
+                entries[n].keyOffset = UInt32(arena.count)
+                arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<(start + Int(e.keyLength))]))
+            }
+        }
+        keys = arena
+        garbageKeyBytes = 0
+    }
+
+    // MARK: Iteration
+
+    /// The key of an entry from ``entries``.
+    func key(of entry: IndexEntry) -> String {
+        keys.withUnsafeBytes { arena in
+            String(decoding: UnsafeRawBufferPointer(rebasing: arena[Int(entry.keyOffset)..<(Int(entry.keyOffset) + Int(entry.keyLength))]), as: UTF8.self)
+        }
+    }
+
+    /// Calls `body` with every key (as bytes) and entry, in no particular order.
+    func forEach(_ body: (UnsafeRawBufferPointer, IndexEntry) -> Void) {
+        keys.withUnsafeBytes { arena in
+            for e in entries {
+                body(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))]), e)
+            }
+        }
+    }
+
+    /// Every key with its entry (allocates a String per key: for tools and tests).
+    var all: [(key: String, entry: IndexEntry)] {
+        entries.map { (key(of: $0), $0) }
+    }
+}
+
+/// Runs `body` with a string's UTF-8 bytes (no copy for native strings).
+@inline(__always)
+func withUTF8<R, E: Error>(_ string: String, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    var s = string
+    let result: Result<R, E> = s.withUTF8 { utf8 in Result { () throws(E) in try body(UnsafeRawBufferPointer(utf8)) } }
+    return try result.get()
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
