@@ -134,12 +134,13 @@ func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
             case "truncated": try truncateFile(path, to: 100)
             case "flipped": try flipByte(path, at: 60)
             default:
-                // A hint that names a different segment size is stale: the segment changed after it.
-                let seg = dir.file(hint.replacingOccurrences(of: ".hint", with: ".cask"))
-                let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: seg))
-                try h.seekToEnd()
-                try h.write(contentsOf: Data(repeating: 0, count: 10))
-                try h.close()
+                // A hint that names a different segment size is stale (its checksums still valid).
+                var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                bytes.withUnsafeMutableBytes { out in
+                    out.put(UInt64(out.load(fromByteOffset: 24, as: UInt64.self)) + 1, at: 24)
+                    out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<40]))), at: 40)
+                }
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
             }
         }
         let store = try DiskStore(directory: dir.path, options: options(segmentSize: 8192))

@@ -59,10 +59,12 @@ struct SeededBytes {
     }
 }
 
-func options(segmentSize: Int = 64 << 20, durability: Durability = .none, clock: WallClock = .system) -> StoreOptions {
+/// Options for tests: automatic compaction off unless asked for, so that file layouts are predictable.
+func options(segmentSize: Int = 64 << 20, durability: Durability = .none, clock: WallClock = .system, compacting: Bool = false) -> StoreOptions {
     var o = StoreOptions()
     o.segmentSize = segmentSize
     o.durability = durability
     o.clock = clock
+    o.compaction.isAutomatic = compacting
     return o
 }

@@ -19,17 +19,17 @@ extension DiskStore {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
+            let age = s.ageLimitMilliseconds
             let found = s.index.withEntry(forKey: keyBytes) { e -> IndexEntry in
-                if !e.isExpired(at: now) { e.accessTime = now }
+                if StoreState.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }
                 return e
             }
             guard let entry = found else {
                 s.stats.misses += 1
                 return .miss
             }
-            if entry.isExpired(at: now) {
-                s.drop(keyBytes)
-                s.stats.expirations += 1
+            if let cause = StoreState.goneCause(entry, now: now, ageLimit: age) {
+                try? s.evict(keyBytes, cause: cause, now: now)
                 s.stats.misses += 1
                 return .miss
             }
@@ -114,7 +114,8 @@ extension DiskStore {
     public func metadata(forKey key: String) -> ItemMetadata? {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            guard !s.isClosed, let e = s.index.entry(forKey: key), !e.isExpired(at: now) else { return nil }
+            guard !s.isClosed, let e = s.index.entry(forKey: key),
+                  StoreState.goneCause(e, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return nil }
             return Self.metadata(key, e)
         }
     }
@@ -131,7 +132,7 @@ extension DiskStore {
         let now = options.clock.milliseconds()
         return state.withLock { s in
             guard !s.isClosed, let e = s.index.entry(forKey: key) else { return false }
-            return !e.isExpired(at: now)
+            return StoreState.goneCause(e, now: now, ageLimit: s.ageLimitMilliseconds) == nil
         }
     }
 
@@ -139,7 +140,8 @@ extension DiskStore {
     public func keys() -> [String] {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            s.index.entries.compactMap { $0.isExpired(at: now) ? nil : s.index.key(of: $0) }
+            let age = s.ageLimitMilliseconds
+            return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : s.index.key(of: $0) }
         }
     }
 
@@ -147,7 +149,8 @@ extension DiskStore {
     public func allMetadata() -> [ItemMetadata] {
         let now = options.clock.milliseconds()
         return state.withLock { s in
-            s.index.entries.compactMap { $0.isExpired(at: now) ? nil : Self.metadata(s.index.key(of: $0), $0) }
+            let age = s.ageLimitMilliseconds
+            return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : Self.metadata(s.index.key(of: $0), $0) }
         }
     }
 

@@ -26,6 +26,9 @@ public final class DiskStore: Sendable {
     private let ticker: BackgroundTicker
     /// Writes the hint files of sealed segments off the write path, one at a time.
     private let hintQueue = DispatchQueue(label: "cask.hints")
+    /// Held for the whole of a compaction pass: one pass at a time.
+    let compactionLock = Locked<Bool>(false)
+    private let compactor: CompactionWorker?
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -49,11 +52,15 @@ public final class DiskStore: Sendable {
         if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
         self.ticker = BackgroundTicker(interval: interval, name: "cask.flush") { box.store?.backgroundTick() ?? false }
+        self.compactor = options.compaction.isAutomatic
+            ? CompactionWorker(interval: options.compaction.checkInterval) { box.store?.backgroundCompaction() ?? false }
+            : nil
         box.store = self
     }
 
     deinit {
         ticker.stop()
+        compactor?.stop()
         try? close()
     }
 
@@ -90,9 +97,9 @@ public final class DiskStore: Sendable {
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
         let durable = options.durability == .everyWrite
-        let sealed = try withKeyBytes(key) { keyBytes throws(CaskError) in
+        let deferred = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
-                try state.withLock { s throws(CaskError) in
+                try state.withLock { s throws(CaskError) -> StoreState.Deferred in
                     guard !s.isClosed else { throw .closed }
                     let entry = try s.appendRecord(
                         kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
@@ -101,11 +108,26 @@ public final class DiskStore: Sendable {
                         do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                     }
                     s.install(entry, forKey: keyBytes)
-                    return s.takePendingHints()
+                    s.enforceLimits(now: now)
+                    return s.takeDeferred()
                 }
             }
         }
-        if !sealed.isEmpty { writeHints(sealed) }
+        if !deferred.isEmpty { finish(deferred) }
+    }
+
+    /// Does what a write left for after the lock: hint files, events, compaction (inline when
+    /// disk use is past the byte limit's headroom: that is the writers' back-pressure).
+    func finish(_ d: StoreState.Deferred) {
+        if !d.hints.isEmpty { writeHints(d.hints) }
+        if let handler = options.eventHandler { for e in d.events { handler(e) } }
+        if d.mustCompact {
+            do throws(CaskError) { _ = try compactIfNeeded() } catch {
+                options.logger.warning("compaction under byte pressure failed: \(error)")
+            }
+        } else if d.wantsCompaction {
+            compactor?.wake()
+        }
     }
 
     /// Writes sealed segments' hint files on the background queue. A hint whose segment was
@@ -136,10 +158,10 @@ public final class DiskStore: Sendable {
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         let now = options.clock.milliseconds()
         let durable = options.durability == .everyWrite
-        let (removed, sealed) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (Bool, [(UInt32, [UInt8])]) in
+        let (removed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }
-                guard let existing = s.index.entry(forKey: keyBytes) else { return (false, []) }
+                guard let existing = s.index.entry(forKey: keyBytes) else { return (false, StoreState.Deferred()) }
                 let entry = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                     originalLength: 0, flags: 0, expiry: 0, now: now)
@@ -147,10 +169,12 @@ public final class DiskStore: Sendable {
                     do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
                 }
                 s.install(entry, forKey: keyBytes)
-                return (!existing.isExpired(at: now), s.takePendingHints())
+                let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
+                if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
+                return (live, s.takeDeferred())
             }
         }
-        if !sealed.isEmpty { writeHints(sealed) }
+        if !deferred.isEmpty { finish(deferred) }
         return removed
     }
 
@@ -165,7 +189,7 @@ public final class DiskStore: Sendable {
             let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs, mapLength: s.options.segmentSize)
             let old = Array(s.segments.keys)
             s.segments = [file.id: file]
-            s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)]
+            s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)]
             s.hintBytes = [:]
             s.index = KeyIndex()
             s.liveBytes = 0
@@ -202,6 +226,8 @@ public final class DiskStore: Sendable {
     /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
     public func close() throws(CaskError) {
         ticker.stop()
+        compactor?.stop()
+        compactionLock.withLock { _ in }   // let a running pass finish
         hintQueue.sync {}
         try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }

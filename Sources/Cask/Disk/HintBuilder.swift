@@ -6,10 +6,10 @@ struct HintBuilder: Sendable {
     /// Offsets of each entry's record, for ``removeRecords(from:)``.
     private var recordOffsets: [UInt32] = []
 
-    mutating func add(_ header: RecordHeader, offset: Int, key: UnsafeRawBufferPointer) {
+    mutating func add(_ header: RecordHeader, offset: Int, key: UnsafeRawBufferPointer, accessTime: Int64? = nil) {
         HintFile.appendEntry(HintEntry(
             sequence: header.sequence, offset: UInt64(offset), writeTime: header.writeTime, expiry: header.expiry,
-            accessTime: header.writeTime, kind: header.kind, flags: header.flags, keyLength: header.keyLength,
+            accessTime: accessTime ?? header.writeTime, kind: header.kind, flags: header.flags, keyLength: header.keyLength,
             storedLength: header.storedLength, originalLength: header.originalLength), key: key, to: &body)
         recordOffsets.append(UInt32(offset))
         count += 1

@@ -104,7 +104,10 @@ struct StoreLoader {
         var state = StoreState(directory: directory, options: options, active: active, nextSequence: maximumSequence + 1)
         for segment in kept {
             state.segments[segment.file.id] = segment.file
-            state.usage[segment.file.id] = SegmentUsage(fileBytes: segment.size, liveBytes: 0)
+            // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
+            state.usage[segment.file.id] = SegmentUsage(
+                fileBytes: segment.size, liveBytes: 0, minimumSequence: segment.header?.minimumSequence ?? 0,
+                isCompacted: segment.header?.kind == .compacted)
         }
         for name in names {
             if let id = FileNames.id(in: name, suffix: FileNames.hintSuffix), state.segments[id] != nil,

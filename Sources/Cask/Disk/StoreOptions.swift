@@ -56,6 +56,12 @@ public struct StoreOptions: Sendable {
     public var clock: WallClock = .system
     /// Where recovery reports, corruption and background failures are logged.
     public var logger: Logger = Logger(label: "cask")
+    /// Size, count and age limits (none by default).
+    public var limits = StoreLimits()
+    /// When compaction runs.
+    public var compaction = CompactionPolicy()
+    /// Called for every ``StoreEvent``, outside the store's lock, on the thread that caused it.
+    public var eventHandler: (@Sendable (StoreEvent) -> Void)?
 
     /// Options with every default.
     public init() {}
@@ -67,6 +73,12 @@ public struct StoreOptions: Sendable {
         guard (4096...(64 << 20)) ~= writeBufferSize else {
             throw .invalidOption("writeBufferSize \(writeBufferSize) must be between 4 KiB and 64 MiB")
         }
+        guard (0.1...0.95) ~= limits.liveRatio else { throw .invalidOption("limits.liveRatio must be between 0.1 and 0.95") }
+        guard (0.05...1) ~= compaction.garbageRatio else { throw .invalidOption("compaction.garbageRatio must be between 0.05 and 1") }
+        if let b = limits.byteLimit, b < 4 * Int64(segmentSize) {
+            throw .invalidOption("byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes)")
+        }
+        if let c = limits.countLimit, c < 1 { throw .invalidOption("countLimit must be at least 1") }
         guard (0...Format.maximumValueLength) ~= maximumValueSize else {
             throw .invalidOption("maximumValueSize must be between 0 and \(Format.maximumValueLength)")
         }

@@ -4,6 +4,10 @@ import Logging
 struct SegmentUsage: Sendable {
     var fileBytes: Int64
     var liveBytes: Int64
+    /// No record in the segment has a lower sequence number (0 when unknown).
+    var minimumSequence: UInt64 = 0
+    /// Written by compaction (its records are sorted by sequence but older than its id suggests).
+    var isCompacted = false
 }
 
 /// Everything a ``DiskStore`` changes, kept behind its one mutex: the index, the open segments and
@@ -38,6 +42,15 @@ struct StoreState: Sendable {
     var liveBytes: Int64 = 0
     var stats = StoreStatistics()
     var isClosed = false
+    /// Events to deliver once the lock is released.
+    var pendingEvents: [StoreEvent] = []
+    /// Set when the limits or the garbage share call for a compaction.
+    var wantsCompaction = false
+    /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
+    /// could reappear after a crash, so tombstones above it are kept.
+    var lingeringMinimumSequence: UInt64 = .max
+    /// Access times (seconds) below which a limit sweep found nothing more to evict.
+    var limits: StoreLimits { options.limits }
 
     init(directory: String, options: StoreOptions, active: SegmentFile, nextSequence: UInt64) {
         self.directory = directory
@@ -51,7 +64,7 @@ struct StoreState: Sendable {
         self.nextSequence = nextSequence
         self.nextSegmentID = active.id &+ 1
         segments[active.id] = active
-        usage[active.id] = SegmentUsage(fileBytes: activeSize, liveBytes: 0)
+        usage[active.id] = SegmentUsage(fileBytes: activeSize, liveBytes: 0, minimumSequence: nextSequence)
     }
 
     // MARK: Appending
@@ -88,6 +101,7 @@ struct StoreState: Sendable {
         usage[active.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += Int64(size)
         nextSequence += 1
         stats.writes += 1
+        stats.bytesWritten += Int64(size)
         return entry
     }
 
@@ -186,7 +200,7 @@ struct StoreState: Sendable {
         let sealed = active
         let sealedHint = hints.encoded(segmentID: sealed.id, segmentSize: activeSize)
         segments[file.id] = file
-        usage[file.id] = SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0)
+        usage[file.id] = SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)
         active = file
         activeSize = Int64(Format.segmentHeaderSize)
         flushedSize = activeSize
@@ -196,14 +210,28 @@ struct StoreState: Sendable {
         nextSegmentID = file.id &+ 1
         hints = HintBuilder()
         pendingHints.append((sealed.id, sealedHint))
+        wantsCompaction = true
     }
 
-    /// Hands over the hint files of sealed segments for the background writer.
+    /// Work a write leaves for after the lock: hint files to write, events to deliver, compaction.
+    struct Deferred {
+        var hints: [(UInt32, [UInt8])] = []
+        var events: [StoreEvent] = []
+        var wantsCompaction = false
+        var mustCompact = false
+        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact }
+    }
+
+    /// Hands over what a write left to do once the lock is released. Allocates nothing when
+    /// there is nothing to do (the common case).
     @inline(__always)
-    mutating func takePendingHints() -> [(UInt32, [UInt8])] {
-        if pendingHints.isEmpty { return [] }
-        defer { pendingHints = [] }
-        return pendingHints
+    mutating func takeDeferred() -> Deferred {
+        var d = Deferred()
+        if !pendingHints.isEmpty { d.hints = pendingHints; pendingHints = [] }
+        if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
+        if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
+        if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
+        return d
     }
 
     /// Writes the active segment's hint file now (on a clean close).

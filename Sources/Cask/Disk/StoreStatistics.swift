@@ -30,6 +30,20 @@ public struct StoreStatistics: Sendable, Equatable {
     public var segmentsLoadedFromHints = 0
     /// Items expired by their TTL.
     public var expirations: UInt64 = 0
+    /// Items evicted by the byte limit.
+    public var evictionsBySize: UInt64 = 0
+    /// Items evicted by the count limit.
+    public var evictionsByCount: UInt64 = 0
+    /// Items dropped by the age limit.
+    public var evictionsByAge: UInt64 = 0
+    /// Compaction passes run.
+    public var compactions: UInt64 = 0
+    /// Bytes of segments read by compaction.
+    public var compactionBytesRead: Int64 = 0
+    /// Bytes written by compaction (output segments).
+    public var compactionBytesWritten: Int64 = 0
+    /// Bytes of records written by puts and removes (for write amplification).
+    public var bytesWritten: Int64 = 0
     /// Failed background flushes or syncs (also logged).
     public var backgroundFailures: UInt64 = 0
 }

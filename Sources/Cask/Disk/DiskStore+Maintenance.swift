@@ -1,0 +1,151 @@
+import Foundation
+
+extension DiskStore {
+    // MARK: Compaction
+
+    /// Compacts now: rewrites every sealed segment that holds dead records (overwritten, removed,
+    /// expired, evicted) or is small enough to merge, in passes of at most one segment of live
+    /// data, and deletes the old files. Reads and writes go on meanwhile.
+    ///
+    /// - Returns: what the passes did, summed.
+    /// - Throws: ``CaskError/io(operation:path:errno:)``; the store is then as it was before the
+    ///   failing pass (earlier passes stay done).
+    @discardableResult
+    public func compact() throws(CaskError) -> CompactionReport {
+        try runCompaction(force: true)
+    }
+
+    /// Compacts only what the policy and the limits call for.
+    @discardableResult
+    func compactIfNeeded() throws(CaskError) -> CompactionReport {
+        try runCompaction(force: false)
+    }
+
+    private func runCompaction(force: Bool) throws(CaskError) -> CompactionReport {
+        try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
+            var total = CompactionReport()
+            let compactor = Compactor(state: state, directory: directory, options: options)
+            var passes = 0
+            while passes < 1000 {
+                let now = options.clock.milliseconds()
+                let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
+                    guard !s.isClosed else { throw .closed }
+                    let plan = Compactor.plan(&s, force: force, now: now)
+                    var d = s.takeDeferred()
+                    d.mustCompact = false
+                    d.wantsCompaction = false
+                    return (plan, d)
+                }
+                if !deferred.isEmpty { finish(deferred) }
+                guard let plan else { break }
+                let report = try compactor.run(plan)
+                options.eventHandler?(.compacted(report))
+                total.segmentsCompacted += report.segmentsCompacted
+                total.bytesRead += report.bytesRead
+                total.bytesWritten += report.bytesWritten
+                total.bytesReclaimed += report.bytesReclaimed
+                total.recordsCopied += report.recordsCopied
+                total.tombstonesDropped += report.tombstonesDropped
+                total.seconds += report.seconds
+                passes += 1
+                // Without pressure, one pass per call of the background thread is enough.
+                let underPressure = state.withLock { s in s.limits.byteLimit.map { s.fileBytes > $0 } ?? false }
+                if !force && !underPressure { break }
+            }
+            return total
+        }
+    }
+
+    /// The background thread's pass. Returns false once the store is closed.
+    func backgroundCompaction() -> Bool {
+        if state.withLock({ $0.isClosed }) { return false }
+        do throws(CaskError) { _ = try compactIfNeeded() } catch {
+            if error == .closed { return false }
+            state.withLock { $0.stats.backgroundFailures += 1 }
+            options.logger.warning("background compaction failed: \(error)")
+        }
+        return true
+    }
+
+    // MARK: Trimming
+
+    /// Runs `body` under the lock and then does what it left (events, compaction).
+    private func maintain<R>(_ body: (inout StoreState, Int64) throws(CaskError) -> R) throws(CaskError) -> R {
+        let now = options.clock.milliseconds()
+        let (result, deferred) = try state.withLock { s throws(CaskError) -> (R, StoreState.Deferred) in
+            guard !s.isClosed else { throw .closed }
+            let r = try body(&s, now)
+            s.wantsCompaction = true
+            return (r, s.takeDeferred())
+        }
+        finish(deferred)
+        return result
+    }
+
+    /// Removes items not read or written since `date` (the references' trim-to-date). Pinned
+    /// items stay. Returns how many were removed.
+    @discardableResult
+    public func trim(toDate date: Date) throws(CaskError) -> Int {
+        let cutoff = date.milliseconds
+        return try maintain { s, now throws(CaskError) in
+            try s.sweep(now: now, cause: .age) { $0.isPinned || $0.accessTime >= cutoff ? nil : .age }
+        }
+    }
+
+    /// Evicts least recently used items until live records take at most `bytes` (unpinned items
+    /// first). Compaction then returns the space to the file system.
+    public func trim(toSize bytes: Int64) throws(CaskError) {
+        try maintain { s, now throws(CaskError) in
+            try s.evictInOrder(cause: .size, now: now) { $0.liveBytes <= bytes }
+        }
+    }
+
+    /// Evicts the largest items first until live records take at most `bytes` (unpinned first).
+    public func trimLargestFirst(toSize bytes: Int64) throws(CaskError) {
+        try maintain { s, now throws(CaskError) in
+            try s.evictInOrder(cause: .size, now: now, largestFirst: true) { $0.liveBytes <= bytes }
+        }
+    }
+
+    /// Evicts least recently used items until at most `count` remain (unpinned first).
+    public func trim(toCount count: Int) throws(CaskError) {
+        try maintain { s, now throws(CaskError) in
+            try s.evictInOrder(cause: .count, now: now) { $0.index.count <= count }
+        }
+    }
+
+    /// Removes every item whose TTL has run out or that is past the age limit. Returns how many.
+    @discardableResult
+    public func removeExpired() throws(CaskError) -> Int {
+        try maintain { s, now throws(CaskError) in try s.removeExpired(now: now) }
+    }
+
+    /// Removes every pinned item (`pinned: true`) or every unpinned one (`pinned: false`).
+    @discardableResult
+    public func removeAll(pinned: Bool) throws(CaskError) -> Int {
+        try maintain { s, now throws(CaskError) in
+            let keys = s.index.all.filter { $0.entry.isPinned == pinned }.map(\.key)
+            for key in keys {
+                try withKeyBytes(key) { k throws(CaskError) in
+                    let tombstone = try s.appendRecord(kind: .tombstone, key: k, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                                                       originalLength: 0, flags: 0, expiry: 0, now: now)
+                    s.install(tombstone, forKey: k)
+                    if s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
+                }
+            }
+            return keys.count
+        }
+    }
+
+    /// Pins or unpins `key`: a pinned item ignores its TTL and the age limit and is evicted only
+    /// after every unpinned item. The value and its times are kept; a new record carries the flag.
+    /// Returns false when the key is absent.
+    @discardableResult
+    public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
+        guard let value = try value(forKey: key), let meta = metadata(forKey: key) else { return false }
+        if meta.isPinned == pinned { return true }
+        let ttl = meta.expirationDate.map { Duration.milliseconds(max(1, $0.milliseconds - options.clock.milliseconds())) }
+        try setValue(value, forKey: key, timeToLive: ttl, isPinned: pinned)
+        return true
+    }
+}

@@ -1,0 +1,88 @@
+/// The cache limits a ``DiskStore`` enforces. All optional; nil means no limit.
+///
+/// - `byteLimit`: bytes of segment and hint files on disk. LRU eviction keeps live records under
+///   `byteLimit × liveRatio`, and compaction reclaims the rest, so that disk use stays at most
+///   `byteLimit + 2 × segmentSize` (the active segment plus one compaction's output in flight).
+///   A write that finds disk use above that runs a compaction itself before it returns.
+/// - `countLimit`: live items; the least recently used go first.
+/// - `ageLimit`: an item not read or written for longer than this is gone (never returned, its
+///   bytes reclaimed later). Pinned items are exempt.
+///
+/// "Least recently used" orders items by their last read or write, to the second, and by write
+/// order within one second. Pinned items are evicted only after every unpinned one.
+public struct StoreLimits: Sendable, Equatable {
+    public var byteLimit: Int64?
+    public var countLimit: Int?
+    public var ageLimit: Duration?
+    /// Share of `byteLimit` that live records may fill (0.1 ... 0.95); the rest is room for
+    /// garbage between compactions. Higher keeps more items but makes compaction rewrite more.
+    public var liveRatio: Double = 0.75
+
+    public init(byteLimit: Int64? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {
+        self.byteLimit = byteLimit
+        self.countLimit = countLimit
+        self.ageLimit = ageLimit
+    }
+}
+
+/// When compaction runs on its own.
+public struct CompactionPolicy: Sendable, Equatable {
+    /// Compact automatically on a background thread. `compact()` works either way.
+    public var isAutomatic = true
+    /// A sealed segment becomes a candidate once this share of it is dead (0.05 ... 1).
+    public var garbageRatio = 0.5
+    /// How often the background thread checks, besides being woken by writes.
+    public var checkInterval: Duration = .seconds(1)
+    /// At most this many bytes of live records are rewritten by one compaction pass (a pass
+    /// writes one output segment); 0 means the segment size.
+    public var maximumPassBytes = 0
+
+    public init() {}
+}
+
+/// Why an item left the store without being removed by the caller.
+public enum EvictionCause: String, Sendable, Equatable, Codable {
+    /// The byte limit (LRU).
+    case size
+    /// The count limit (LRU).
+    case count
+    /// The age limit (not accessed for too long).
+    case age
+    /// Its time to live ran out.
+    case timeToLive
+    /// A record failed its checksum.
+    case damage
+}
+
+/// Something that happened to items, delivered to ``StoreOptions/eventHandler`` on the thread
+/// that caused it, after the store's lock is released (the handler may call the store).
+public enum StoreEvent: Sendable, Equatable {
+    /// The caller removed the key.
+    case removed(key: String)
+    /// The store dropped the key for `cause`.
+    case evicted(key: String, cause: EvictionCause)
+    /// Every item was removed.
+    case removedAll
+    /// A compaction pass finished.
+    case compacted(CompactionReport)
+}
+
+/// What one compaction did.
+public struct CompactionReport: Sendable, Equatable {
+    /// Segments rewritten (and deleted).
+    public var segmentsCompacted = 0
+    /// Bytes of the input segments.
+    public var bytesRead: Int64 = 0
+    /// Bytes of the output segment(s).
+    public var bytesWritten: Int64 = 0
+    /// Input bytes minus output bytes (hint files excluded).
+    public var bytesReclaimed: Int64 = 0
+    /// Live records copied.
+    public var recordsCopied = 0
+    /// Tombstones dropped because no older record of their key can remain.
+    public var tombstonesDropped = 0
+    /// Seconds the pass took.
+    public var seconds: Double = 0
+
+    public init() {}
+}

@@ -1,0 +1,128 @@
+/// Limits, expiry and eviction: which items are gone, and dropping them durably.
+///
+/// Every item the store drops by itself (size, count, age, TTL, damage) is dropped with a
+/// tombstone, exactly like a removal, so that no compaction or crash can bring an older value
+/// of it back.
+extension StoreState {
+    /// Milliseconds of the age limit (0 = none), with a second of slack because access times are
+    /// kept to the second: an item is never aged out early.
+    var ageLimitMilliseconds: Int64 { limits.ageLimit.map { $0.milliseconds + 999 } ?? 0 }
+
+    /// Why `entry` may no longer be returned at `now`, or nil while it is live.
+    @inline(__always)
+    static func goneCause(_ e: IndexEntry, now: Int64, ageLimit: Int64) -> EvictionCause? {
+        if e.isPinned { return nil }
+        let expiry = e.expiry
+        if expiry != 0 && now >= expiry { return .timeToLive }
+        if ageLimit > 0 && now - e.accessTime > ageLimit { return .age }
+        return nil
+    }
+
+    /// Drops `key` with a tombstone and records the eviction. The tombstone need not be synced:
+    /// if a crash loses it, the key comes back with its latest value, never an older one.
+    mutating func evict(_ key: UnsafeRawBufferPointer, cause: EvictionCause, now: Int64) throws(CaskError) {
+        let tombstone = try appendRecord(
+            kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+            originalLength: 0, flags: 0, expiry: 0, now: now)
+        install(tombstone, forKey: key)
+        stats.record(cause)
+        if options.eventHandler != nil {
+            pendingEvents.append(.evicted(key: String(decoding: key, as: UTF8.self), cause: cause))
+        }
+    }
+
+    /// Evicts the keys of entries matching `isGone`; returns how many. O(n).
+    @discardableResult
+    mutating func sweep(now: Int64, cause fixed: EvictionCause? = nil, where isGone: (IndexEntry) -> EvictionCause?) throws(CaskError) -> Int {
+        var victims: [([UInt8], EvictionCause)] = []
+        index.forEach { key, e in
+            if let cause = isGone(e) { victims.append((Array(key), fixed ?? cause)) }
+        }
+        for (key, cause) in victims {
+            try key.withBytes { k throws(CaskError) in try evict(k, cause: cause, now: now) }
+        }
+        return victims.count
+    }
+
+    /// Tombstones every expired or aged-out item.
+    @discardableResult
+    mutating func removeExpired(now: Int64) throws(CaskError) -> Int {
+        let age = ageLimitMilliseconds
+        return try sweep(now: now) { Self.goneCause($0, now: now, ageLimit: age) }
+    }
+
+    /// Evicts items in LRU order (unpinned first, then least recently accessed, then oldest write)
+    /// until `isDone` holds. With `largestFirst`, the biggest records go first instead.
+    mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
+        while !isDone(self) && !index.isEmpty {
+            // Order keys: pinned last; then access time (or size, descending); then sequence.
+            func rank(_ e: IndexEntry) -> UInt64 {
+                let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
+                let second = largestFirst ? UInt64(UInt32.max - UInt32(clamping: e.recordSize)) : UInt64(UInt32(clamping: (e.accessTime - IndexEntry.epochMilliseconds) / 1000))
+                return pinned | second << 20
+            }
+            // Take a threshold from a sample so that only the likely victims are sorted.
+            let n = index.count
+            var threshold = UInt64.max
+            if n > 8192 {
+                let wanted = max(64, n / 50)
+                var sample: [UInt64] = []
+                sample.reserveCapacity(1024)
+                for _ in 0..<1024 { sample.append(rank(index.entries[Int.random(in: 0..<n)])) }
+                sample.sort()
+                threshold = sample[min(1023, wanted * 1024 / n * 2 + 1)]
+            }
+            var candidates: [(UInt64, UInt64, [UInt8])] = []
+            index.forEach { key, e in
+                let r = rank(e)
+                if r <= threshold { candidates.append((r, e.sequence, Array(key))) }
+            }
+            candidates.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+            if candidates.isEmpty { return }
+            for (_, _, key) in candidates {
+                if isDone(self) { return }
+                try key.withBytes { k throws(CaskError) in try evict(k, cause: cause, now: now) }
+            }
+        }
+    }
+
+    /// Applies the count and byte limits after a write, and notes when compaction is due.
+    mutating func enforceLimits(now: Int64) {
+        do {
+            if let c = limits.countLimit, index.count > c {
+                let target = c - c / 100
+                try evictInOrder(cause: .count, now: now) { $0.index.count <= target }
+            }
+            if let b = limits.byteLimit {
+                let liveTarget = Int64(Double(b) * limits.liveRatio)
+                if liveBytes > liveTarget {
+                    let target = liveTarget - liveTarget / 100
+                    try evictInOrder(cause: .size, now: now) { $0.liveBytes <= target }
+                }
+                if fileBytes > b { wantsCompaction = true }
+            }
+        } catch {
+            stats.backgroundFailures += 1
+            options.logger.warning("could not evict to the store's limits: \(error)")
+        }
+    }
+
+    /// True when disk use is past the byte limit's headroom: the writer must compact before
+    /// acknowledging more.
+    var isOverHardLimit: Bool {
+        guard let b = limits.byteLimit else { return false }
+        return fileBytes > b + 2 * Int64(options.segmentSize)
+    }
+}
+
+extension StoreStatistics {
+    mutating func record(_ cause: EvictionCause) {
+        switch cause {
+        case .size: evictionsBySize += 1
+        case .count: evictionsByCount += 1
+        case .age: evictionsByAge += 1
+        case .timeToLive: expirations += 1
+        case .damage: break   // counted as corruptRecords where found
+        }
+    }
+}
