@@ -1,17 +1,20 @@
 import Foundation
 import Synchronization
 
-/// A dedicated thread that calls a closure on a fixed interval until stopped. Used for the write
-/// buffer's flush deadline and interval syncs; blocking I/O stays off Swift's cooperative pool.
+/// A dedicated thread that calls a closure on a fixed interval until stopped (then it exits at
+/// once). Used for the write buffer's flush deadline and interval syncs; blocking I/O stays off
+/// Swift's cooperative pool.
 final class BackgroundTicker: Sendable {
     private let stopped = Atomic<Bool>(false)
+    private let signal = DispatchSemaphore(value: 0)
 
-    /// Starts the thread. `tick` must not capture the owner strongly (it would never be released).
+    /// Starts the thread. `tick` must not capture the owner strongly (it would never be released);
+    /// it returns false to end the thread.
     init(interval: Duration, name: String, tick: @escaping @Sendable () -> Bool) {
-        let micros = max(1000, interval.milliseconds * 1000)
+        let seconds = Double(max(1, interval.milliseconds)) / 1000
         let thread = Thread { [self] in
             while !stopped.load(ordering: .acquiring) {
-                usleep(UInt32(clamping: micros))
+                _ = signal.wait(timeout: .now() + seconds)
                 if stopped.load(ordering: .acquiring) || !tick() { break }
             }
         }
@@ -19,6 +22,8 @@ final class BackgroundTicker: Sendable {
         thread.start()
     }
 
-    /// Asks the thread to finish; it exits after at most one more interval.
-    func stop() { stopped.store(true, ordering: .releasing) }
+    /// Ends the thread promptly.
+    func stop() {
+        if !stopped.exchange(true, ordering: .acquiringAndReleasing) { signal.signal() }
+    }
 }

@@ -187,6 +187,10 @@ struct Compactor {
                 let hintFile = hints.encoded(segmentID: plan.outputID, segmentSize: Int64(offset))
                 try StoreFiles.writeAtomically(hintFile, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
                 outputHintBytes = Int64(hintFile.count)
+                // Records that made input records dead (overwrites, removes, evictions) were
+                // appended before the liveness check: make them durable before the inputs can
+                // go, or a crash could lose both the old value and its replacement.
+                try state.withLock { s throws(CaskError) in try s.syncActive() }
                 CrashPoint.compactionBeforeRename.reach()
                 try fs.rename(temporary, to: path)
                 try fs.syncDirectory(directory)
@@ -200,6 +204,8 @@ struct Compactor {
                 throw error
             }
         }
+
+        if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
 
         // 4. Switch the index to the output, then forget the inputs.
         let orphans: [[UInt8]] = state.withLock { s in

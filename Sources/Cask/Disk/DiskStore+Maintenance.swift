@@ -48,6 +48,8 @@ extension DiskStore {
                 total.tombstonesDropped += report.tombstonesDropped
                 total.seconds += report.seconds
                 passes += 1
+                // A pass that reclaimed nothing (only tombstones that must stay) ends the run.
+                if report.bytesReclaimed <= 0 { break }
                 // Without pressure, one pass per call of the background thread is enough.
                 let underPressure = state.withLock { s in s.limits.byteLimit.map { s.fileBytes > $0 } ?? false }
                 if !force && !underPressure { break }

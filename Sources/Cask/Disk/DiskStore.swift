@@ -240,6 +240,10 @@ public final class DiskStore: Sendable {
         lock.release()
     }
 
+    /// Waits until background hint writes queued so far are done (for tests and tools that need
+    /// a quiet file system).
+    public func waitForBackgroundWork() { hintQueue.sync {} }
+
     /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
     /// Returns false once the store is closed.
     private func backgroundTick() -> Bool {

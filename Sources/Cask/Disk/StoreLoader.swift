@@ -70,6 +70,13 @@ struct StoreLoader {
         var kept: [Loaded] = []
         for (position, segment) in loaded.enumerated() {
             let id = segment.file.id
+            if id == lastLogID && segment.header == nil && segment.size <= Int64(Format.segmentHeaderSize) {
+                // Created but its header never became durable (a crash inside rollover or open):
+                // records are only appended after the header is synced, so it holds nothing.
+                try fs.remove(segment.file.path)
+                try fs.syncDirectory(directory)
+                continue
+            }
             if hinted.contains(id), let header = segment.header, try loadHint(segment.file, size: segment.size) {
                 maximumSequence = max(maximumSequence, header.minimumSequence)
                 stats.segmentsLoadedFromHints += 1
