@@ -1,0 +1,43 @@
+import Foundation
+
+/// Everything a ``Cache`` can be configured with, with sensible defaults.
+public struct CacheOptions: Sendable {
+    /// The disk layer (durability, compression, limits, compaction). Default: a 1 GiB byte limit.
+    public var disk: StoreOptions = {
+        var o = StoreOptions()
+        o.limits.byteLimit = 1 << 30
+        return o
+    }()
+    /// The memory layer: default 10,000 items or 64 MiB of encoded bytes.
+    public var memory = MemoryCache<any Sendable>.Limits(countLimit: 10_000, costLimit: 64 << 20)
+    /// How values are encoded on disk. Default JSON.
+    public var coder: any CacheCoder = JSONCacheCoder()
+    /// Called for every ``CacheEvent``, outside every lock, on the thread that caused it.
+    public var eventHandler: (@Sendable (CacheEvent) -> Void)?
+
+    public init() {}
+}
+
+/// Something that happened to items of a ``Cache``, in order per operation.
+public enum CacheEvent: Sendable, Equatable {
+    case willAdd(key: String)
+    case didAdd(key: String)
+    case willRemove(key: String)
+    case didRemove(key: String)
+    case didRemoveAll
+    /// A layer dropped the item because of a limit, its TTL or damage.
+    case evicted(key: String, layer: Layer, cause: String)
+
+    public enum Layer: String, Sendable { case memory, disk }
+}
+
+/// Hits, misses and sizes of both layers at one moment.
+public struct CacheStatistics: Sendable {
+    public var memoryHits: UInt64
+    public var memoryMisses: UInt64
+    public var memoryItems: Int
+    /// Sum of the memory items' costs (their encoded sizes, bytes).
+    public var memoryCost: Int
+    /// The disk layer's own statistics (its hits are reads the memory layer missed).
+    public var disk: StoreStatistics
+}

@@ -1,0 +1,113 @@
+import CaskTesting
+import Foundation
+import Testing
+@testable import Cask
+
+@Suite struct LimitsTests {
+    func store(_ dir: TemporaryDirectory, limits: StoreLimits, clock: ManualClock? = nil, events: Locked<[StoreEvent]>? = nil, segmentSize: Int = 4096, compacting: Bool = false) throws -> DiskStore {
+        var o = options(segmentSize: segmentSize, clock: clock?.wallClock ?? .system, compacting: compacting)
+        o.limits = limits
+        if let events { o.eventHandler = { e in events.withLock { $0.append(e) } } }
+        return try DiskStore(directory: dir.path, options: o)
+    }
+
+    @Test func countLimitEvictsLeastRecentlyUsedAndEvictionSurvivesReopen() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let events = Locked<[StoreEvent]>([])
+        do {
+            let s = try store(dir, limits: StoreLimits(countLimit: 3), clock: clock, events: events)
+            for k in ["a", "b", "c"] { try s.setValue(Data(k.utf8), forKey: k); clock.advance(.seconds(1)) }
+            _ = try s.value(forKey: "a")            // a read makes a recent again
+            clock.advance(.seconds(1))
+            try s.setValue(Data("d".utf8), forKey: "d")
+            #expect(s.keys().sorted() == ["a", "c", "d"])
+            #expect(s.statistics.evictionsByCount == 1)
+            #expect(events.withLock { $0 }.contains(.evicted(key: "b", cause: .count)))
+            try s.close()
+        }
+        let s = try store(dir, limits: StoreLimits(countLimit: 3), clock: clock)
+        #expect(s.keys().sorted() == ["a", "c", "d"])
+    }
+
+    @Test func pinnedItemsAreEvictedLast() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let s = try store(dir, limits: StoreLimits(countLimit: 2), clock: clock)
+        try s.setValue(Data("p".utf8), forKey: "pinned", isPinned: true)
+        clock.advance(.seconds(1))
+        for i in 0..<5 { try s.setValue(Data("\(i)".utf8), forKey: "k\(i)"); clock.advance(.seconds(1)) }
+        #expect(s.keys().sorted() == ["k4", "pinned"])
+        try s.trim(toCount: 0)
+        #expect(s.count == 0)
+    }
+
+    @Test func ageLimitAndTrimToDateDropItemsNotAccessed() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let s = try store(dir, limits: StoreLimits(ageLimit: .seconds(60)), clock: clock)
+        try s.setValue(Data("1".utf8), forKey: "read")
+        try s.setValue(Data("2".utf8), forKey: "idle")
+        try s.setValue(Data("3".utf8), forKey: "pinned", isPinned: true)
+        clock.advance(.seconds(40))
+        _ = try s.value(forKey: "read")
+        clock.advance(.seconds(40))
+        #expect(try s.value(forKey: "idle") == nil)
+        #expect(try s.value(forKey: "read") == Data("1".utf8))
+        #expect(try s.value(forKey: "pinned") == Data("3".utf8))
+        #expect(s.statistics.evictionsByAge == 1)
+        try s.setValue(Data("4".utf8), forKey: "fresh")
+        clock.advance(.seconds(5))
+        // "read" and "fresh" were last touched at +80 s; the cut-off is +83 s; pinned items stay.
+        #expect(try s.trim(toDate: Date(milliseconds: clock.milliseconds - 2000)) == 2)
+        #expect(s.keys() == ["pinned"])
+    }
+
+    @Test func trimsBySizeAndLargestFirstAndWipes() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let s = try store(dir, limits: StoreLimits(), clock: clock)
+        var rng = SeededBytes(seed: 4)
+        for i in 1...10 { try s.setValue(rng.random(i * 100), forKey: "k\(i)"); clock.advance(.seconds(1)) }
+        try s.trimLargestFirst(toSize: s.liveBytes - 1500)
+        #expect(!s.contains("k10") && !s.contains("k9") && s.contains("k1"))
+        try s.trim(toSize: s.liveBytes - 1)
+        #expect(!s.contains("k1") && s.contains("k8"))
+        try s.setPinned(true, forKey: "k8")
+        #expect(s.metadata(forKey: "k8")?.isPinned == true)
+        let unpinned = s.count - 1
+        #expect(try s.removeAll(pinned: false) == unpinned)
+        #expect(s.keys() == ["k8"])
+        #expect(try s.removeAll(pinned: true) == 1)
+        #expect(s.count == 0)
+    }
+
+    @Test func diskUseStaysWithinTheByteLimitUnderEndlessOverwrites() throws {
+        let dir = TemporaryDirectory()
+        let segment = 64 << 10
+        let limit: Int64 = 1 << 20
+        let s = try store(dir, limits: StoreLimits(byteLimit: limit), segmentSize: segment, compacting: true)
+        var rng = SeededBytes(seed: 8)
+        var written: Int64 = 0, worst: Int64 = 0, i = 0
+        while written < 10 * limit {
+            let key = "key-\(rng.next() % 3000)"
+            let value = rng.random(Int(rng.next() % 600) + 50)
+            try s.setValue(value, forKey: key)
+            written += Int64(value.count)
+            i += 1
+            if i % 50 == 0 {
+                s.waitForBackgroundWork()
+                let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+                    .filter { $0.hasSuffix(".cask") || $0.hasSuffix(".hint") || $0.hasSuffix(".tmp") }
+                    .reduce(Int64(0)) { $0 + ((try? FileManager.default.attributesOfItem(atPath: dir.file($1))[.size] as? Int64) ?? 0) }
+                worst = max(worst, onDisk)
+            }
+        }
+        let headroom = 2 * Int64(segment) + limit / 8   // active segment + one compaction output + hint files
+        print("byte limit: wrote \(written) bytes, worst disk use \(worst) for a limit of \(limit) (+\(headroom) headroom)")
+        #expect(worst <= limit + headroom)
+        #expect(s.statistics.evictionsBySize > 0 && s.statistics.compactions > 0)
+        // What remains readable is the newest value of each key.
+        for key in s.keys().prefix(200) { #expect(try s.value(forKey: key) != nil) }
+    }
+}

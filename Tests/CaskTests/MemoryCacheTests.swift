@@ -1,0 +1,154 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Cask
+
+@Suite struct MemoryCacheTests {
+    @Test func leastRecentlyUsedGoesFirst() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 3), shards: 1)
+        cache.setValue(1, forKey: "a")
+        cache.setValue(2, forKey: "b")
+        cache.setValue(3, forKey: "c")
+        #expect(cache.value(forKey: "a") == 1)      // a is now the most recent; b the least
+        cache.setValue(4, forKey: "d")
+        #expect(cache.value(forKey: "b") == nil)
+        #expect(cache.value(forKey: "a") == 1 && cache.value(forKey: "c") == 3 && cache.value(forKey: "d") == 4)
+        #expect(cache.count == 3)
+    }
+
+    @Test func costLimitAndTrims() {
+        let evicted = Locked<[String]>([])
+        let cache = MemoryCache<String>(limits: .init(costLimit: 100), shards: 1) { key, _, cause in
+            evicted.withLock { $0.append("\(key):\(cause)") }
+        }
+        for i in 0..<10 { cache.setValue("v\(i)", forKey: "k\(i)", cost: 20) }
+        #expect(cache.totalCost == 100 && cache.count == 5)
+        #expect(evicted.withLock { $0 } == ["k0:cost", "k1:cost", "k2:cost", "k3:cost", "k4:cost"])
+        cache.trim(toCount: 2)
+        #expect(cache.count == 2 && cache.value(forKey: "k9") == "v9" && cache.value(forKey: "k8") == "v8")
+        cache.trim(toCost: 20)
+        #expect(cache.count == 1 && cache.contains("k8"))   // k9 was read before k8: k9 is older
+        #expect(cache.removeValue(forKey: "k8") == "v8")
+        #expect(cache.count == 0 && cache.totalCost == 0)
+    }
+
+    @Test func ageLimitAndMemoryPressure() {
+        let clock = ManualClock()
+        let cache = MemoryCache<Int>(limits: .init(ageLimit: .seconds(10)), shards: 4, clock: clock.wallClock)
+        cache.setValue(1, forKey: "old")
+        clock.advance(.seconds(6))
+        cache.setValue(2, forKey: "new")
+        clock.advance(.seconds(5))
+        #expect(cache.value(forKey: "old") == nil)
+        #expect(cache.value(forKey: "new") == 2)
+        clock.advance(.seconds(8))
+        #expect(cache.value(forKey: "new") == 2)      // the read at +11 s renewed it
+        clock.advance(.seconds(2))
+        cache.trim(toAge: .seconds(1))
+        #expect(cache.count == 0)
+        for i in 0..<100 { cache.setValue(i, forKey: "k\(i)") }
+        cache.handleMemoryPressure()
+        #expect(cache.count == 0)
+    }
+
+    @Test func manyThreadsKeepItConsistent() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 500), shards: 8)
+        let bad = Counters()
+        runOnThreads(4) { t in
+            for i in 0..<20_000 {
+                let k = (i * 7 + t) % 1000
+                if i % 3 == 0 { cache.setValue(k, forKey: "k\(k)", cost: 1) }
+                else if let v = cache.value(forKey: "k\(k)"), v != k { bad.bad.add(1, ordering: .relaxed) }
+                if i % 101 == 0 { cache.removeValue(forKey: "k\(k)") }
+            }
+        }
+        #expect(bad.bad.load(ordering: .relaxed) == 0)
+        #expect(cache.count <= 504)
+        #expect(cache.totalCost == cache.count)
+    }
+}
+
+struct User: Codable, Equatable, Sendable {
+    var id: Int
+    var name: String
+    var tags: [String]
+}
+
+@Suite struct CacheFacadeTests {
+    func makeCache(_ dir: TemporaryDirectory, coder: any CacheCoder = JSONCacheCoder(), events: Locked<[CacheEvent]>? = nil) throws -> Cache {
+        var o = CacheOptions()
+        o.disk.compaction.isAutomatic = false
+        o.coder = coder
+        if let events { o.eventHandler = { e in events.withLock { $0.append(e) } } }
+        return try Cache(directory: dir.path, options: o)
+    }
+
+    @Test(arguments: [false, true])
+    func codableRoundTripsAndWriteThroughSurvivesReopen(binary: Bool) throws {
+        let dir = TemporaryDirectory()
+        let coder: any CacheCoder = binary ? BinaryCacheCoder() : JSONCacheCoder()
+        let user = User(id: 42, name: "Ada", tags: ["admin", "ops"])
+        do {
+            let cache = try makeCache(dir, coder: coder)
+            try cache.setValue(user, forKey: "user:42")
+            try cache.setValue(7, forKey: "answer")
+            #expect(try cache.value(User.self, forKey: "user:42") == user)
+            #expect(cache.statistics.memoryHits == 1)
+            try cache.close()
+        }
+        let cache = try makeCache(dir, coder: coder)
+        #expect(try cache.value(User.self, forKey: "user:42") == user)   // from disk, promoted
+        #expect(cache.statistics.memoryMisses == 1 && cache.memory.contains("user:42"))
+        #expect(try cache.value(User.self, forKey: "user:42") == user)
+        #expect(cache.statistics.memoryHits == 1)
+        #expect(try cache.value(Int.self, forKey: "answer") == 7)
+    }
+
+    @Test func aValueThatCannotBeDecodedIsReportedAndDropped() throws {
+        let dir = TemporaryDirectory()
+        let cache = try makeCache(dir)
+        try cache.setData(Data("not json".utf8), forKey: "k")
+        cache.handleMemoryPressure()
+        #expect(throws: CaskError.self) { try cache.value(User.self, forKey: "k") }
+        #expect(cache.contains("k") == false)
+    }
+
+    @Test func eventsFireOnceEachInOrder() throws {
+        let dir = TemporaryDirectory()
+        let events = Locked<[CacheEvent]>([])
+        let cache = try makeCache(dir, events: events)
+        try cache.setData(Data("x".utf8), forKey: "a")
+        try cache.removeValue(forKey: "a")
+        try cache.removeAll()
+        #expect(events.withLock { $0 } == [.willAdd(key: "a"), .didAdd(key: "a"), .willRemove(key: "a"), .didRemove(key: "a"), .didRemoveAll])
+    }
+
+    @Test func asyncAPIFromManyTasks() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try makeCache(dir)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<8 {
+                group.addTask {
+                    for i in 0..<50 {
+                        try await cache.setValue(User(id: i, name: "u\(t)", tags: []), forKey: "t\(t)-\(i)")
+                        let back = try await cache.value(User.self, forKey: "t\(t)-\(i)")
+                        if back?.id != i { throw CaskError.coding(key: "t\(t)-\(i)", reason: "mismatch") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(cache.disk.count == 400)
+        #expect(Cache.defaultDirectory(name: "x").hasSuffix("/x"))
+    }
+
+    @Test func ttlAndPinningPassThrough() throws {
+        let dir = TemporaryDirectory()
+        let cache = try makeCache(dir)
+        try cache.setData(Data("v".utf8), forKey: "ttl", timeToLive: .milliseconds(1))
+        try cache.setData(Data("p".utf8), forKey: "pin", isPinned: true)
+        usleep(20_000)
+        #expect(try cache.data(forKey: "ttl") == nil)
+        #expect(cache.metadata(forKey: "pin")?.isPinned == true)
+    }
+}
