@@ -30,6 +30,21 @@ import Testing
         #expect(s.keys().sorted() == ["a", "c", "d"])
     }
 
+    @Test func lruOrderSurvivesACleanReopen() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        do {
+            let s = try store(dir, limits: StoreLimits(), clock: clock, segmentSize: 4096)
+            for i in 0..<100 { try s.setValue(Data(repeating: UInt8(i), count: 100), forKey: "k\(i)"); clock.advance(.seconds(1)) }
+            // The oldest writes (in sealed segments by now) are read: they become the most recent.
+            for i in 0..<10 { _ = try s.value(forKey: "k\(i)"); clock.advance(.seconds(1)) }
+            try s.close()
+        }
+        let s = try store(dir, limits: StoreLimits(), clock: clock, segmentSize: 4096)
+        try s.trim(toCount: 10)
+        #expect(s.keys().sorted() == (0..<10).map { "k\($0)" }.sorted())
+    }
+
     @Test func pinnedItemsAreEvictedLast() throws {
         let dir = TemporaryDirectory()
         let clock = ManualClock()

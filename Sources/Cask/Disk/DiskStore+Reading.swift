@@ -34,6 +34,7 @@ extension DiskStore {
                 return .miss
             }
             s.stats.hits += 1
+            if entry.segment != s.active.id { s.accessedSegments.insert(entry.segment) }
             if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
                 let start = Int(Int64(entry.offset) - s.flushedSize)
                 let decoded = try s.buffer.withBytes { bytes throws(CaskError) in

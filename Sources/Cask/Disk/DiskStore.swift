@@ -233,6 +233,7 @@ public final class DiskStore: Sendable {
             guard !s.isClosed else { return }
             try s.syncActive()
             s.writeActiveHint()
+            s.refreshAccessTimesInHints()
             s.isClosed = true
             s.index = KeyIndex()
             s.segments = [:]

@@ -31,8 +31,22 @@ struct HintBuilder: Sendable {
         }
     }
 
-    /// The complete hint file for a segment of `segmentSize` bytes.
-    func encoded(segmentID: UInt32, segmentSize: Int64) -> [UInt8] {
-        HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: body)
+    /// The complete hint file for a segment of `segmentSize` bytes. `accessTime(key, offset)`
+    /// may supply newer access times than the write times recorded so far.
+    func encoded(segmentID: UInt32, segmentSize: Int64, accessTime: ((UnsafeRawBufferPointer, Int) -> Int64?)? = nil) -> [UInt8] {
+        guard let accessTime else {
+            return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: body)
+        }
+        var patched = body
+        patched.withUnsafeMutableBytes { out in
+            var o = 0
+            while o < out.count {
+                let keyLength = Int(UnsafeRawBufferPointer(out).u16(o + 42))
+                let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[(o + Format.hintEntrySize)..<(o + Format.hintEntrySize + keyLength)])
+                if let t = accessTime(key, Int(UnsafeRawBufferPointer(out).u64(o + 8))) { out.put(t, at: o + 32) }
+                o += Format.hintEntrySize + keyLength
+            }
+        }
+        return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: patched)
     }
 }

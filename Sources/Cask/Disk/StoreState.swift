@@ -46,6 +46,9 @@ struct StoreState: Sendable {
     var pendingEvents: [StoreEvent] = []
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
+    /// Sealed segments with records read since their hint file was written: their hints are
+    /// rewritten with the new access times on a clean close, so LRU order survives a reopen.
+    var accessedSegments = Set<UInt32>()
     /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
     /// could reappear after a crash, so tombstones above it are kept.
     var lingeringMinimumSequence: UInt64 = .max
@@ -234,10 +237,49 @@ struct StoreState: Sendable {
         return d
     }
 
-    /// Writes the active segment's hint file now (on a clean close).
+    /// Rewrites the hint files of sealed segments read since their hint was written, with the
+    /// access times the index holds (on a clean close). Failures are logged: stale access times
+    /// only make LRU order fall back to older times.
+    mutating func refreshAccessTimesInHints() {
+        for id in accessedSegments.sorted() where id != active.id && segments[id] != nil {
+            let path = FileNames.join(directory, FileNames.hint(id))
+            guard let handle = try? fs.open(path, mode: .read) else { continue }
+            defer { fs.close(handle) }
+            guard let bytes = try? fs.readWholeFile(handle), let size = usage[id]?.fileBytes else { continue }
+            var body: [UInt8] = []
+            var count = 0
+            let index = self.index
+            let failure = bytes.withUnsafeBytes { raw in
+                HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, key in
+                    var entry = e
+                    if let current = index.entry(forKey: key), current.segment == id, UInt64(current.offset) == e.offset {
+                        entry.accessTime = max(e.accessTime, current.accessTime)
+                    }
+                    HintFile.appendEntry(entry, key: key, to: &body)
+                    count += 1
+                }
+            }
+            guard failure == nil else { continue }
+            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(size), entryCount: count, body: body)
+            do {
+                try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
+            } catch {
+                options.logger.warning("could not refresh access times in \(path): \(error)")
+            }
+        }
+        accessedSegments = []
+    }
+
+    /// Writes the active segment's hint file now (on a clean close), with current access times.
     mutating func writeActiveHint() {
         do {
-            try StoreFiles.writeAtomically(hints.encoded(segmentID: active.id, segmentSize: activeSize), to: FileNames.hint(active.id), in: directory, fs: fs)
+            let index = self.index
+            let activeID = active.id
+            let hint = hints.encoded(segmentID: active.id, segmentSize: activeSize) { key, offset in
+                guard let e = index.entry(forKey: key), e.segment == activeID, Int(e.offset) == offset else { return nil }
+                return e.accessTime
+            }
+            try StoreFiles.writeAtomically(hint, to: FileNames.hint(active.id), in: directory, fs: fs)
             hintBytes[active.id] = Int64(Format.hintHeaderSize + hints.body.count + Format.hintTrailerSize)
         } catch {
             stats.backgroundFailures += 1
