@@ -66,5 +66,6 @@ func options(segmentSize: Int = 64 << 20, durability: Durability = .none, clock:
     o.durability = durability
     o.clock = clock
     o.compaction.isAutomatic = compacting
+    o.logger.logLevel = .critical   // recovery tests damage stores on purpose; keep CI logs short
     return o
 }

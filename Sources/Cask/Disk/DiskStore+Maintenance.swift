@@ -21,8 +21,13 @@ extension DiskStore {
         try runCompaction(force: false)
     }
 
+    /// Whether a compaction pass is running now (for benchmarks that split latency by it).
+    public var isCompacting: Bool { compacting.load(ordering: .relaxed) }
+
     private func runCompaction(force: Bool) throws(CaskError) -> CompactionReport {
         try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
+            compacting.store(true, ordering: .relaxed)
+            defer { compacting.store(false, ordering: .relaxed) }
             var total = CompactionReport()
             let compactor = Compactor(state: state, directory: directory, options: options)
             var passes = 0

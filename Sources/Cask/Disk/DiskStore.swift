@@ -28,6 +28,7 @@ public final class DiskStore: Sendable {
     private let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Locked<Bool>(false)
+    let compacting = Atomic<Bool>(false)
     private let compactor: CompactionWorker?
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
