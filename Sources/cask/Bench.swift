@@ -1,6 +1,11 @@
 import ArgumentParser
 import Cask
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `cask bench`: single-operation throughput and latency of the disk store, medians of several runs.
 struct Bench: ParsableCommand {
@@ -8,7 +13,10 @@ struct Bench: ParsableCommand {
         abstract: "Measure put, get, sync and open speed on a scratch store (medians of --runs runs).")
 
     enum Workload: String, ExpressibleByArgument, CaseIterable {
-        case put, putSync = "put-sync", get, getMissing = "get-missing", open, all
+        case put, putSync = "put-sync", get, getMissing = "get-missing", open
+        /// The physical-limit peer: the same record bytes appended with a 1 MiB buffer and
+        /// write(2), a Swift Dictionary as index; gets are one pread each.
+        case baseline, all
     }
 
     @Argument(help: "What to measure: \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -44,7 +52,7 @@ struct Bench: ParsableCommand {
     }
 
     func run() throws {
-        let all: [Workload] = workload == .all ? [.put, .get, .getMissing, .putSync, .open] : [workload]
+        let all: [Workload] = workload == .all ? [.baseline, .put, .get, .getMissing, .putSync, .open] : [workload]
         print("cask bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
         for w in all { try withStoreErrors { try measure(w) } }
     }
@@ -109,6 +117,39 @@ struct Bench: ParsableCommand {
                 try scanned.close()
                 rates.append(hinted)
                 p50s.append(scanSeconds)
+            case .baseline:
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                let fd = open(path + "/log", O_RDWR | O_CREAT | O_APPEND, 0o644)
+                defer { close(fd) }
+                var buffer = [UInt8](); buffer.reserveCapacity(1 << 20)
+                var index: [String: (Int, Int)] = [:]
+                var offset = 0
+                var record = [UInt8](repeating: 0, count: 40 + 16 + valueSize)
+                let start = DispatchTime.now().uptimeNanoseconds
+                for i in 0..<count {
+                    // The same bytes a Cask record has: a 40-byte header, the key, the value.
+                    let key = keys[i]
+                    vals[i & 63].withUnsafeBytes { v in record.withUnsafeMutableBytes { r in
+                        r.storeBytes(of: UInt64(i), toByteOffset: 4, as: UInt64.self)
+                        key.utf8.withContiguousStorageIfAvailable { k in (r.baseAddress! + 40).copyMemory(from: k.baseAddress!, byteCount: k.count) }
+                        (r.baseAddress! + 56).copyMemory(from: v.baseAddress!, byteCount: v.count)
+                    } }
+                    buffer.append(contentsOf: record)
+                    index[key] = (offset, record.count)
+                    offset += record.count
+                    if buffer.count >= 1 << 20 { _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }; buffer.removeAll(keepingCapacity: true) }
+                }
+                _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                rates.append(Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+                var x = 12345
+                var scratch = [UInt8](repeating: 0, count: record.count)
+                let readStart = DispatchTime.now().uptimeNanoseconds
+                for _ in 0..<count {
+                    x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+                    let (o, n) = index[keys[x % count]]!
+                    _ = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(o)) }
+                }
+                p50s.append(Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9))
             case .all: break
             }
             if !samples.values.isEmpty {
@@ -117,7 +158,9 @@ struct Bench: ParsableCommand {
             }
         }
         func median(_ a: [Double]) -> Double { a.isEmpty ? 0 : a.sorted()[a.count / 2] }
-        if w == .open {
+        if w == .baseline {
+            print("  baseline     append \(Formatting.rate(median(rates), per: 1)), pread get \(Formatting.rate(median(p50s), per: 1))  (bare write(2) with a 1 MiB buffer + Dictionary index)")
+        } else if w == .open {
             print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, median(rates), median(p50s)))
         } else {
             if !p50s.isEmpty { extra = String(format: "  p50 %.2f µs  p99 %.2f µs", median(p50s) / 1000, median(p99s) / 1000) }
