@@ -20,5 +20,14 @@ let package = Package(
             path: "DiskStoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "CacheBenchmarks",
+            dependencies: [
+                .product(name: "Cask", package: "Cask"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "CacheBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )
