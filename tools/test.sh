@@ -6,4 +6,4 @@ bash tools/install-deps.sh
 swift build --product cask
 swift test
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
-swift test --sanitize=thread --scratch-path .build-tsan --filter ConcurrencyTests
+swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests"

@@ -16,7 +16,10 @@ struct Bench: ParsableCommand {
         case put, putSync = "put-sync", get, getMissing = "get-missing", open
         /// The physical-limit peer: the same record bytes appended with a 1 MiB buffer and
         /// write(2), a Swift Dictionary as index; gets are one pread each.
-        case baseline, all
+        case baseline
+        /// Random overwrites at a fixed byte limit (the same as `cask bench-compaction`).
+        case compaction
+        case all
     }
 
     @Argument(help: "What to measure: \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -54,6 +57,11 @@ struct Bench: ParsableCommand {
     func run() throws {
         let all: [Workload] = workload == .all ? [.baseline, .put, .get, .getMissing, .putSync, .open] : [workload]
         print("cask bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
+        if workload == .compaction {
+            let bench = try CompactionBench.parse(["--directory", directory])
+            try bench.run()
+            return
+        }
         for w in all { try withStoreErrors { try measure(w) } }
     }
 
@@ -107,6 +115,7 @@ struct Bench: ParsableCommand {
                 let store = try DiskStore(directory: path, options: makeOptions())
                 let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
                 precondition(store.count == count)
+                extra = String(format: "; index memory %.1f bytes per key", Double(store.statistics.indexMemoryBytes) / Double(count))
                 try store.close()
                 for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
                     try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
@@ -150,7 +159,7 @@ struct Bench: ParsableCommand {
                     _ = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(o)) }
                 }
                 p50s.append(Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9))
-            case .all: break
+            case .compaction, .all: break
             }
             if !samples.values.isEmpty {
                 p50s.append(samples.percentile(0.5))
@@ -161,7 +170,7 @@ struct Bench: ParsableCommand {
         if w == .baseline {
             print("  baseline     append \(Formatting.rate(median(rates), per: 1)), pread get \(Formatting.rate(median(p50s), per: 1))  (bare write(2) with a 1 MiB buffer + Dictionary index)")
         } else if w == .open {
-            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, median(rates), median(p50s)))
+            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, median(rates), median(p50s)) + extra)
         } else {
             if !p50s.isEmpty { extra = String(format: "  p50 %.2f µs  p99 %.2f µs", median(p50s) / 1000, median(p99s) / 1000) }
             print("  \(w.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(Formatting.rate(median(rates), per: 1).padding(toLength: 10, withPad: " ", startingAt: 0))\(extra)")

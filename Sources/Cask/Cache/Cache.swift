@@ -24,6 +24,10 @@ public final class Cache: Sendable {
     /// The options the cache was opened with.
     public let options: CacheOptions
     private let counters = Locked<(hits: UInt64, misses: UInt64)>((0, 0))
+    #if canImport(Darwin)
+    /// The system's memory-pressure source: warnings and critical events empty the memory layer.
+    private let pressureSource: any DispatchSourceMemoryPressure
+    #endif
 
     /// Opens (creating when missing) a cache whose disk layer lives in `directory`.
     /// - Throws: what ``DiskStore/init(directory:options:)`` throws.
@@ -44,6 +48,13 @@ public final class Cache: Sendable {
             onEviction = { key, _, cause in handler(.evicted(key: key, layer: .memory, cause: cause.rawValue)) }
         }
         self.memory = MemoryCache<any Sendable>(limits: options.memory, onEviction: onEviction)
+        #if canImport(Darwin)
+        let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
+        let memory = self.memory
+        source.setEventHandler { memory.handleMemoryPressure() }
+        source.activate()
+        self.pressureSource = source
+        #endif
     }
 
     /// The directory of the shared cache named `name`: `~/.cache/<name>` on Linux (or
@@ -164,7 +175,13 @@ public final class Cache: Sendable {
     public func sync() throws { try disk.sync() }
 
     /// Closes the disk layer; the cache cannot be used afterwards.
-    public func close() throws { memory.removeAll(); try disk.close() }
+    public func close() throws {
+        #if canImport(Darwin)
+        pressureSource.cancel()
+        #endif
+        memory.removeAll()
+        try disk.close()
+    }
 
     // MARK: Async variants
 

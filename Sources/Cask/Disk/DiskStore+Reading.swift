@@ -173,6 +173,7 @@ extension DiskStore {
             stats.fileBytes = s.fileBytes
             stats.deadBytes = s.usage.values.reduce(0) { $0 + max(0, $1.fileBytes - Int64(Format.segmentHeaderSize) - $1.liveBytes) }
             stats.segmentCount = s.segments.count
+            stats.indexMemoryBytes = s.index.memoryBytes
             return stats
         }
     }

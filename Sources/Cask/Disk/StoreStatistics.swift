@@ -44,6 +44,8 @@ public struct StoreStatistics: Sendable, Equatable {
     public var compactionBytesWritten: Int64 = 0
     /// Bytes of records written by puts and removes (for write amplification).
     public var bytesWritten: Int64 = 0
+    /// Bytes of memory the in-memory index holds (hash slots, entries, key arena).
+    public var indexMemoryBytes = 0
     /// Failed background flushes or syncs (also logged).
     public var backgroundFailures: UInt64 = 0
 }
