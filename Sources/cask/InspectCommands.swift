@@ -131,11 +131,19 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
 
     @Argument(help: "The store directory.") var directory: String
+    @Flag(help: "Repair first: cut a torn tail, rebuild bad hint files, apply the salvage rule (never deletes a good record).") var repair = false
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
             printError("cask: no store at \(directory)")
             throw Exit.storeError
+        }
+        if repair {
+            // Opening the store performs exactly the recovery of format-spec.md; closing writes hints.
+            let store = try openStore(directory) { $0.compaction.isAutomatic = false }
+            let stats = store.statistics
+            try withStoreErrors { try store.close() }
+            print("repair: cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery) keys dropped by the salvage rule")
         }
         let progress = Progress("verify")
         let report = try withStoreErrors {
@@ -146,5 +154,31 @@ struct Verify: ParsableCommand {
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
         print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems")")
         if !report.isClean { throw Exit.no }
+    }
+}
+
+struct Dump: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the records of one segment as they lie on disk (for debugging the format).")
+
+    @Argument(help: "The store directory.") var directory: String
+    @Argument(help: "The segment id (the number in its file name).") var segment: UInt32
+    @Flag(help: "JSON output.") var json = false
+
+    func run() throws {
+        let dump = try withStoreErrors { try SegmentDump.read(directory: directory, segment: segment) }
+        if json {
+            print(Formatting.json(dump.records))
+            return
+        }
+        if let h = dump.header {
+            print("segment \(h.id): \(h.kind)\(h.clearsOlder ? ", clears older" : ""), minimum sequence \(h.minimumSequence), sequence limit \(h.sequenceLimit)")
+        } else {
+            print("segment header DAMAGED")
+        }
+        print(Formatting.table(["OFFSET", "SIZE", "SEQ", "KIND", "FLAGS", "STORED", "ORIGINAL", "KEY"], dump.records.map {
+            [String($0.offset), String($0.size), String($0.sequence), $0.kind,
+             ($0.compressed ? "lz4 " : "") + ($0.pinned ? "pinned" : ""), String($0.storedLength), String($0.originalLength), $0.key]
+        }))
+        for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
     }
 }

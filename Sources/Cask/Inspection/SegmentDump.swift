@@ -1,0 +1,46 @@
+/// One record as it lies in a segment file (for `cask dump`).
+public struct DumpedRecord: Sendable, Codable, Equatable {
+    public var offset: Int
+    public var size: Int
+    public var sequence: UInt64
+    public var kind: String
+    public var compressed: Bool
+    public var pinned: Bool
+    public var key: String
+    public var storedLength: Int
+    public var originalLength: Int
+    /// Milliseconds since the Unix epoch.
+    public var writeTime: Int64
+    /// Milliseconds since the Unix epoch; nil = never.
+    public var expiryTime: Int64?
+}
+
+/// The decoded content of one segment file, damage included.
+public struct SegmentDump: Sendable {
+    /// The header's fields, or nil when it is damaged.
+    public var header: (id: UInt64, kind: String, clearsOlder: Bool, minimumSequence: UInt64, sequenceLimit: UInt64)?
+    public var records: [DumpedRecord]
+    /// Byte ranges holding no valid record.
+    public var damage: [(start: Int, end: Int, reason: String)]
+
+    /// Reads segment `id` of the store in `directory` without changing anything.
+    public static func read(directory: String, segment id: UInt32, fileSystem: any FileSystem = POSIXFileSystem()) throws(CaskError) -> SegmentDump {
+        let path = FileNames.join(directory, FileNames.segment(id))
+        let handle = try fileSystem.open(path, mode: .read)
+        defer { fileSystem.close(handle) }
+        let bytes = try fileSystem.readWholeFile(handle)
+        var records: [DumpedRecord] = []
+        let summary = try bytes.withBytes { raw throws(CaskError) in
+            try SegmentScanner.scan(raw, file: path) { h, offset in
+                let key = String(decoding: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)], as: UTF8.self)
+                records.append(DumpedRecord(
+                    offset: offset, size: h.encodedSize, sequence: h.sequence, kind: h.isTombstone ? "tombstone" : "value",
+                    compressed: h.isCompressed, pinned: h.isPinned, key: key, storedLength: h.storedLength,
+                    originalLength: h.originalLength, writeTime: h.writeTime, expiryTime: h.expiry == 0 ? nil : h.expiry))
+            }
+        }
+        return SegmentDump(
+            header: summary.header.map { ($0.id, $0.kind == .log ? "log" : "compacted", $0.clearsOlder, $0.minimumSequence, $0.sequenceLimit) },
+            records: records, damage: summary.damage.map { ($0.start, $0.end, $0.reason) })
+    }
+}

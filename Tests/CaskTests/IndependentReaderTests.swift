@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import Cask
+
+/// tools/caskdump.py reads a store from format-spec.md alone; it must agree with `cask ls --json`
+/// and with the values the Swift library returns.
+@Suite struct IndependentReaderTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    func run(_ executable: String, _ arguments: [String]) throws -> (Int32, Data) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, data)
+    }
+
+    struct Item: Decodable, Equatable {
+        var key: String
+        var size: Int
+        var storedSize: Int
+        var compressed: Bool
+        var pinned: Bool
+        var expiryTime: Int64?
+    }
+
+    @Test func pythonReaderAndCaskLsAgree() throws {
+        let dir = TemporaryDirectory()
+        var rng = SeededBytes(seed: 12)
+        var values: [String: Data] = [:]
+        do {
+            var o = options(segmentSize: 4096)
+            o.compression = .default
+            let store = try DiskStore(directory: dir.path, options: o)
+            for i in 0..<400 {
+                let key = "key/\(i % 90)-ü"
+                let value = i % 3 == 0 ? rng.compressible(600 + Int(rng.next() % 900)) : rng.random(Int(rng.next() % 200))
+                try store.setValue(value, forKey: key, timeToLive: i % 11 == 0 ? .seconds(3600) : nil, isPinned: i % 13 == 0)
+                values[key] = value
+                if i % 9 == 0 { try store.removeValue(forKey: "key/\((i + 5) % 90)-ü"); values["key/\((i + 5) % 90)-ü"] = nil }
+            }
+            try store.setValue(Data("gone".utf8), forKey: "expired", timeToLive: .milliseconds(1))
+            try store.setValue(Data(), forKey: "empty")
+            values["empty"] = Data()
+            #expect(store.statistics.segmentCount > 5)
+            try store.close()
+        }
+        usleep(5000)
+        // One segment without its hint: the reader must scan it.
+        let hint = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted()[1]
+        try FileManager.default.removeItem(atPath: dir.file(hint))
+
+        let (pyStatus, pyOut) = try run("/usr/bin/env", ["python3", Self.root.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"])
+        #expect(pyStatus == 0)
+        let py = try JSONDecoder().decode([Item].self, from: pyOut)
+        struct WithCRC: Decodable { var key: String; var crc32c: UInt32 }
+        let crcs = try JSONDecoder().decode([WithCRC].self, from: pyOut)
+
+        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        let (lsStatus, lsOut) = try run(cask, ["ls", dir.path, "--json"])
+        #expect(lsStatus == 0)
+        let ls = try JSONDecoder().decode([Item].self, from: lsOut)
+
+        #expect(py == ls)
+        #expect(Set(py.map(\.key)) == Set(values.keys))
+        #expect(py.contains { $0.compressed } && py.contains { !$0.compressed } && py.contains { $0.pinned } && py.contains { $0.expiryTime != nil })
+        for item in crcs {
+            let value = values[item.key]!
+            #expect(value.withUnsafeBytes { CRC32C.checksum($0) } == item.crc32c, "\(item.key)")
+        }
+    }
+}

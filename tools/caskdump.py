@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""An independent reader of Cask stores, written from format-spec.md alone.
+
+It lists every live key of a store directory with its value's size, stored size, flags, times
+and a CRC32C of the value, without changing any file. Where it disagrees with `cask ls --json`,
+the spec or the Swift code is wrong.
+
+usage: python3 tools/caskdump.py DIR [--json] [--now-ms MS]
+Needs Python 3 and the `lz4` package (pip install lz4).
+"""
+import json
+import os
+import re
+import struct
+import sys
+import time
+
+import lz4.block
+
+SEGMENT_MAGIC = b"CASKSEG\x00"
+HINT_MAGIC = b"CASKHNT\x00"
+HINT_END = b"HEND"
+VERSION = 1
+SEGMENT_HEADER = 48
+RECORD_HEADER = 40
+HINT_HEADER = 48
+HINT_ENTRY = 52
+MAX_KEY = 1024
+MAX_VALUE = 1 << 30
+
+# --- Checksums (spec: "Conventions") -------------------------------------------------------
+_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _TABLE.append(_c)
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = (crc >> 8) ^ _TABLE[(crc ^ b) & 0xFF]
+    return crc ^ 0xFFFFFFFF
+
+
+def masked(crc):
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
+
+
+# --- Segment header (spec: "Segment header") ------------------------------------------------
+def parse_segment_header(b):
+    """Returns a dict, or None when the header fails its checks."""
+    if len(b) < SEGMENT_HEADER or b[0:8] != SEGMENT_MAGIC:
+        return None
+    if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
+        return None
+    version, kind, flags, _res, seg_id, min_seq, seq_limit = struct.unpack_from("<IBBHQQQ", b, 8)
+    if version > VERSION:
+        raise SystemExit(f"format version {version} is newer than this reader ({VERSION})")
+    if kind not in (1, 2) or flags & ~1:
+        return None
+    return {"id": seg_id, "kind": kind, "clears_older": bool(flags & 1),
+            "min_seq": min_seq, "seq_limit": seq_limit}
+
+
+# --- Records (spec: "Record") ---------------------------------------------------------------
+def decode_record(b, off):
+    """Returns (record dict) or None when the bytes at `off` are not a valid record."""
+    if len(b) - off < RECORD_HEADER:
+        return None
+    crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
+    if kind not in (1, 2) or flags & ~3:
+        return None
+    if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
+        return None
+    compressed = bool(flags & 1)
+    if kind == 2:
+        if slen or olen or flags:
+            return None
+    elif compressed:
+        if slen == 0 or olen == 0:
+            return None
+    elif slen != olen:
+        return None
+    end = off + RECORD_HEADER + klen + slen
+    if end > len(b):
+        return None
+    if masked(crc32c(b[off + 4:end])) != crc:
+        return None
+    key = b[off + RECORD_HEADER:off + RECORD_HEADER + klen]
+    return {"seq": seq, "write": wtime, "expiry": expiry, "kind": kind, "flags": flags,
+            "key": key, "stored": b[off + RECORD_HEADER + klen:end], "original_length": olen,
+            "offset": off, "size": end - off}
+
+
+def scan_segment(b):
+    """Valid records in file order, and damaged ranges (start, end, next_seq or None)."""
+    records, damage = [], []
+    off = SEGMENT_HEADER
+    while off < len(b):
+        r = decode_record(b, off)
+        if r:
+            records.append(r)
+            off += r["size"]
+            continue
+        nxt = off + 1
+        while nxt + RECORD_HEADER <= len(b) and decode_record(b, nxt) is None:
+            nxt += 1
+        if nxt + RECORD_HEADER > len(b):
+            damage.append((off, len(b), None))
+            break
+        damage.append((off, nxt, decode_record(b, nxt)["seq"]))
+        off = nxt
+    return records, damage
+
+
+# --- Hint files (spec: "Hint file") ---------------------------------------------------------
+def parse_hint(b, seg_id, seg_size):
+    """Entries of a valid hint file, or None when any check fails."""
+    if len(b) < HINT_HEADER + 8 or b[0:8] != HINT_MAGIC:
+        return None
+    if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
+        return None
+    version, _r, hid, hsize, count = struct.unpack_from("<IIQQQ", b, 8)
+    if version > VERSION or hid != seg_id or hsize != seg_size:
+        return None
+    body_end = len(b) - 8
+    if b[body_end + 4:] != HINT_END or masked(crc32c(b[HINT_HEADER:body_end])) != struct.unpack_from("<I", b, body_end)[0]:
+        return None
+    entries, off = [], HINT_HEADER
+    while off < body_end:
+        if off + HINT_ENTRY > body_end:
+            return None
+        seq, roff, wtime, expiry, atime, kind, flags, klen, slen, olen = struct.unpack_from("<QQqqqBBHII", b, off)
+        if kind not in (1, 2) or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
+                or roff + RECORD_HEADER + klen + slen > seg_size or off + HINT_ENTRY + klen > body_end:
+            return None
+        entries.append({"seq": seq, "offset": roff, "write": wtime, "expiry": expiry, "access": atime,
+                        "kind": kind, "flags": flags, "key": b[off + HINT_ENTRY:off + HINT_ENTRY + klen],
+                        "stored_length": slen, "original_length": olen})
+        off += HINT_ENTRY + klen
+    return entries if len(entries) == count else None
+
+
+# --- The store (spec: "Directory layout", "Recovery on open") ------------------------------
+def read_store(directory):
+    names = os.listdir(directory)
+    ids = sorted(int(n[:10]) for n in names if re.fullmatch(r"\d{10}\.cask", n))
+    segments = {}
+    for i in ids:
+        data = open(os.path.join(directory, f"{i:010d}.cask"), "rb").read()
+        segments[i] = (data, parse_segment_header(data))
+    epoch = max([i for i, (_, h) in segments.items() if h and h["clears_older"]], default=None)
+    if epoch is not None:
+        segments = {i: s for i, s in segments.items() if i >= epoch}
+    order = sorted(segments)
+    last_log = max([i for i in order if segments[i][1] is None or segments[i][1]["kind"] == 1], default=None)
+
+    newest = {}          # key -> (seq, info)
+    bound = 0            # salvage bound (spec step 7)
+    problems = []
+    for pos, i in enumerate(order):
+        data, header = segments[i]
+        hint_path = os.path.join(directory, f"{i:010d}.hint")
+        entries = None
+        if header and os.path.exists(hint_path):
+            entries = parse_hint(open(hint_path, "rb").read(), i, len(data))
+        if entries is not None:
+            for e in entries:
+                rec = decode_record(data, e["offset"])
+                info = {"kind": e["kind"], "flags": e["flags"], "write": e["write"], "expiry": e["expiry"],
+                        "segment": i, "offset": e["offset"], "original_length": e["original_length"],
+                        "stored_length": e["stored_length"], "record": rec}
+                if e["key"] not in newest or newest[e["key"]][0] < e["seq"]:
+                    newest[e["key"]] = (e["seq"], info)
+            continue
+        if header is None and len(data) <= SEGMENT_HEADER and i == last_log:
+            continue     # a segment whose creation never completed
+        records, damage = scan_segment(data)
+        for r in records:
+            info = {"kind": r["kind"], "flags": r["flags"], "write": r["write"], "expiry": r["expiry"],
+                    "segment": i, "offset": r["offset"], "original_length": r["original_length"],
+                    "stored_length": len(r["stored"]), "record": r}
+            if r["key"] not in newest or newest[r["key"]][0] < r["seq"]:
+                newest[r["key"]] = (r["seq"], info)
+        for (start, end, next_seq) in damage:
+            if i == last_log and next_seq is None:
+                continue     # torn tail: not corruption
+            problems.append(f"{i:010d}.cask:{start}: {end - start} damaged bytes")
+            if next_seq is not None:
+                b = next_seq
+            elif header and header["kind"] == 2 and header["seq_limit"]:
+                b = header["seq_limit"]
+            else:
+                later = [segments[j][1]["min_seq"] for j in order[pos + 1:] if segments[j][1] and segments[j][1]["kind"] == 1]
+                b = later[0] if later else (1 << 64) - 1
+            bound = max(bound, b)
+    return newest, bound, problems
+
+
+def value_of(info):
+    rec = info["record"]
+    if rec is None:
+        return None
+    if rec["flags"] & 1:
+        try:
+            out = lz4.block.decompress(rec["stored"], uncompressed_size=rec["original_length"])
+        except Exception:
+            return None
+        return out if len(out) == rec["original_length"] else None
+    return rec["stored"]
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    directory = args[0]
+    now = int(time.time() * 1000)
+    if "--now-ms" in args:
+        now = int(args[args.index("--now-ms") + 1])
+    newest, bound, problems = read_store(directory)
+    items = []
+    for key, (seq, info) in sorted(newest.items()):
+        if info["kind"] == 2 or seq < bound:
+            continue
+        pinned = bool(info["flags"] & 2)
+        if info["expiry"] and now >= info["expiry"] and not pinned:
+            continue
+        value = value_of(info)
+        if value is None:
+            problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
+            continue
+        items.append({"key": key.decode("utf-8"), "size": len(value), "storedSize": info["stored_length"],
+                      "compressed": bool(info["flags"] & 1), "pinned": pinned,
+                      "expiryTime": info["expiry"] or None, "crc32c": crc32c(value)})
+    if "--json" in args:
+        print(json.dumps(items, indent=1, sort_keys=True))
+    else:
+        for it in items:
+            print(f"{it['key']}\t{it['size']}\t{it['storedSize']}\t{'lz4' if it['compressed'] else '-'}\t"
+                  f"{'pinned' if it['pinned'] else ''}\t{it['crc32c']:08x}")
+    for p in problems:
+        print("DAMAGED", p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
