@@ -36,6 +36,7 @@ enum StoreFiles {
             try? fs.remove(temporary)
             throw error
         }
+        if name.hasSuffix(FileNames.hintSuffix) { CrashPoint.hintBeforeRename.reach() }
         do throws(CaskError) {
             try fs.rename(temporary, to: path)
         } catch {

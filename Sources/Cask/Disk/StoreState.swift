@@ -199,6 +199,7 @@ struct StoreState: Sendable {
             syncedSize = flushedSize
         }
         let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: nextSequence, sequenceLimit: 0)
+        CrashPoint.rolloverBeforeNewSegment.reach()
         let file = try StoreFiles.createSegment(header, in: directory, fs: fs, mapLength: options.segmentSize)
         let sealed = active
         let sealedHint = hints.encoded(segmentID: sealed.id, segmentSize: activeSize)

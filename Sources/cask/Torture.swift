@@ -1,0 +1,50 @@
+import ArgumentParser
+import Cask
+import Foundation
+
+/// `cask torture DIR --cycle C`: durable puts and removes, printing each acknowledgement, until
+/// killed. The kill -9 test runs it, kills it at a random moment, and checks the store against
+/// the acknowledgements. Hidden: a test tool, not a user command.
+struct Torture: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Durable writes until killed (for crash tests).", shouldDisplay: false)
+
+    @Argument var directory: String
+    @Option var cycle = 0
+    @Option var keys = 40
+    @Option var operations = 1_000_000
+    @Option var segmentSize = 16 << 10
+    @Option var compactEvery = 0
+
+    /// The value written by operation `op` of cycle `cycle` (the checker recomputes it).
+    static func value(cycle: Int, op: Int) -> Data {
+        Data(String(repeating: "c\(cycle)o\(op);", count: 1 + (cycle + op) % 40).utf8)
+    }
+
+    func run() throws {
+        var options = StoreOptions()
+        options.durability = .everyWrite
+        options.segmentSize = segmentSize
+        options.compaction.checkInterval = .milliseconds(50)
+        options.logger.logLevel = .critical
+        let store = try withStoreErrors { try DiskStore(directory: directory, options: options) }
+        var x = UInt64(cycle + 1) &* 0x9E37_79B9_7F4A_7C15
+        let out = FileHandle.standardOutput
+        print("READY", to: &standardError)
+        for op in 0..<operations {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17
+            let key = "k\(x % UInt64(keys))"
+            let remove = x % 5 == 0
+            out.write(Data("BEGIN \(op) \(key) \(remove ? "del" : "put")\n".utf8))
+            try withStoreErrors {
+                if remove { try store.removeValue(forKey: key) } else { try store.setValue(Self.value(cycle: cycle, op: op), forKey: key) }
+            }
+            out.write(Data("ACK \(op)\n".utf8))
+            if compactEvery > 0 && (op + 1) % compactEvery == 0 { try withStoreErrors { _ = try store.compact() } }
+        }
+    }
+}
+
+nonisolated(unsafe) var standardError = StandardError()
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) { FileHandle.standardError.write(Data(string.utf8)) }
+}
