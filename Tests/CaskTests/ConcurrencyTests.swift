@@ -129,3 +129,60 @@ final class Counters: Sendable {
         #expect(try reopened.value(forKey: "a") == Data("kept".utf8))
     }
 }
+
+@Suite struct CompactionConcurrencyTests {
+    /// Eight threads get, put, remove and enumerate while limits evict and compaction runs, with
+    /// an event handler that calls back into the store; a watchdog fails the test on deadlock.
+    @Test func eightThreadsWithEvictionCompactionAndReentrantCallbacks() throws {
+        let dir = TemporaryDirectory()
+        let box = StoreBox()
+        var o = options(segmentSize: 16 << 10, compacting: true)
+        o.limits = StoreLimits(byteLimit: 256 << 10, countLimit: 400)
+        o.compaction.checkInterval = .milliseconds(5)
+        o.eventHandler = { event in
+            // Re-entrant: the handler reads the store it is called from.
+            if case .evicted(let key, _) = event { _ = try? box.store?.value(forKey: key) }
+        }
+        let store = try DiskStore(directory: dir.path, options: o)
+        box.store = store
+        let counters = Counters()
+        let watchdog = DispatchSemaphore(value: 0)
+        Thread {
+            runOnThreads(8) { t in
+                var x = UInt64(t + 1) &* 0x9E37_79B9_7F4A_7C15
+                for i in 0..<3000 {
+                    x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                    let k = Int(x % 600)
+                    switch (i + t) % 10 {
+                    case 0...3: try? store.setValue(ConcurrencyTests.value(key: k, version: i), forKey: "k\(k)")
+                    case 4: _ = try? store.removeValue(forKey: "k\(k)")
+                    case 5 where i % 200 == 0: _ = store.keys(); _ = store.statistics
+                    case 6 where i % 500 == 0: _ = try? store.compact()
+                    default:
+                        if let v = try? store.value(forKey: "k\(k)"), !ConcurrencyTests.check(v, key: k) { counters.bad.add(1, ordering: .relaxed) }
+                    }
+                }
+            }
+            watchdog.signal()
+        }.start()
+        #expect(watchdog.wait(timeout: .now() + 240) == .success, "deadlock: the workload did not finish")
+        #expect(counters.bad.load(ordering: .relaxed) == 0)
+        let stats = store.statistics
+        #expect(stats.compactions > 0 && stats.evictionsByCount + stats.evictionsBySize > 0)
+        #expect(store.count <= 400)
+        let consistent = store.state.withLock { s in s.index.entries.allSatisfy { s.segments[$0.segment] != nil } }
+        #expect(consistent)
+        try store.close()
+        let reopened = try DiskStore(directory: dir.path, options: options(segmentSize: 16 << 10))
+        for key in reopened.keys() {
+            let k = Int(key.dropFirst())!
+            #expect(try reopened.value(forKey: key).map { ConcurrencyTests.check($0, key: k) } == true)
+        }
+    }
+}
+
+/// Lets an event handler reach the store it belongs to.
+final class StoreBox: @unchecked Sendable {
+    // Set once before any event can fire.
+    var store: DiskStore?
+}
