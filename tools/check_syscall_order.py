@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Checks the order of file-system calls in an `strace -f` trace of Cask against the crash
+consistency rules (format-spec.md, "Writing protocol" and "Compaction"):
+
+1. a rename's source was fsynced after its last write, and a directory fsync follows the rename
+   before any segment is unlinked or any record written to a new segment;
+2. a new segment file's directory entry is fsynced before any record (after its header) is
+   appended to it;
+3. no segment is unlinked while a renamed compaction output is not yet durable.
+
+usage: strace -f -qq -e trace=openat,write,pwrite64,fsync,fdatasync,rename,unlink,ftruncate -o T cask ...
+       python3 tools/check_syscall_order.py T STORE_DIR
+"""
+import re
+import sys
+
+trace, store = sys.argv[1], sys.argv[2].rstrip("/")
+pending = {}          # pid -> unfinished call text
+calls = []            # completed calls, in completion order
+for raw in open(trace):
+    raw = raw.rstrip("\n")
+    m = re.match(r"^(\d+)\s+(.*)$", raw)
+    if not m:
+        continue
+    pid, text = m.group(1), m.group(2)
+    if text.endswith("<unfinished ...>"):
+        pending[pid] = text[: -len("<unfinished ...>")].rstrip()
+        continue
+    r = re.match(r"^<\.\.\. (\w+) resumed>(.*)$", text)
+    if r:
+        text = pending.pop(pid, r.group(1) + "(") + r.group(2)
+    calls.append(text)
+
+fds = {}              # fd -> path
+dirty = set()         # paths written since their last fsync
+writes = {}           # path -> number of writes
+need_dir_sync = set() # paths created or renamed-into since the last directory fsync
+renamed_outputs = set()
+violations = []
+checked = {"rename": 0, "unlink": 0, "dir_fsync": 0, "segment_writes": 0}
+
+def ok(text):
+    return re.search(r"= (-?\d+)", text) and not re.search(r"= -1 ", text)
+
+for c in calls:
+    if not ok(c):
+        continue
+    if c.startswith("openat("):
+        m = re.match(r'openat\(AT_FDCWD, "([^"]+)", ([^)]*)\) = (\d+)', c)
+        if m:
+            path, flags, fd = m.group(1), m.group(2), int(m.group(3))
+            fds[fd] = path
+            if "O_CREAT" in flags and path.startswith(store + "/") and not path.endswith("LOCK"):
+                need_dir_sync.add(path)
+                writes[path] = 0 if "O_TRUNC" in flags or path not in writes else writes[path]
+    elif c.startswith(("write(", "pwrite64(")):
+        m = re.match(r"\w+\((\d+)", c)
+        path = fds.get(int(m.group(1))) if m else None
+        if path and path.startswith(store + "/"):
+            dirty.add(path)
+            writes[path] = writes.get(path, 0) + 1
+            if path.endswith(".cask") and writes[path] > 1:
+                checked["segment_writes"] += 1
+                if path in need_dir_sync:
+                    violations.append(f"record written to {path} before its directory entry was fsynced")
+    elif c.startswith(("fsync(", "fdatasync(")):
+        m = re.match(r"\w+\((\d+)", c)
+        path = fds.get(int(m.group(1))) if m else None
+        if path == store:
+            checked["dir_fsync"] += 1
+            need_dir_sync.clear()
+            renamed_outputs.clear()
+        elif path:
+            dirty.discard(path)
+    elif c.startswith("rename("):
+        m = re.match(r'rename\("([^"]+)", "([^"]+)"\)', c)
+        src, dst = m.group(1), m.group(2)
+        checked["rename"] += 1
+        if src in dirty:
+            violations.append(f"rename of {src} without an fsync after its last write")
+        need_dir_sync.add(dst)
+        if dst.endswith(".cask"):
+            renamed_outputs.add(dst)
+        for fd, p in list(fds.items()):
+            if p == src:
+                fds[fd] = dst
+        if src in writes:
+            writes[dst] = writes.pop(src)
+    elif c.startswith("unlink("):
+        path = re.match(r'unlink\("([^"]+)"\)', c).group(1)
+        if path.endswith(".cask"):
+            checked["unlink"] += 1
+            if renamed_outputs:
+                violations.append(f"unlink of {path} before the directory fsync covering {sorted(renamed_outputs)}")
+
+print(f"syscall order: {len(calls)} calls, {checked['rename']} renames, {checked['unlink']} segment unlinks, "
+      f"{checked['dir_fsync']} directory fsyncs, {checked['segment_writes']} record writes checked, {len(violations)} violations")
+for v in violations[:20]:
+    print("VIOLATION", v)
+sys.exit(1 if violations else 0)
