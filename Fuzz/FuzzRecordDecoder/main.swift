@@ -1,0 +1,7 @@
+@_spi(Fuzzing) import Cask
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    _ = FuzzEntryPoints.decodeRecords(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
