@@ -94,8 +94,7 @@ struct Stats: ParsableCommand {
         try withStoreErrors { try store.close() }
         let valueBytes = items.reduce(Int64(0)) { $0 + Int64($1.size) }
         let stored = items.reduce(Int64(0)) { $0 + Int64($1.storedSize) }
-        // Index memory: entry (56 B) + key storage + dictionary slot overhead (about 1.3x).
-        let indexBytes = items.reduce(Int64(0)) { $0 + 56 + Int64($1.key.utf8.count > 15 ? $1.key.utf8.count + 32 : 16) } * 13 / 10
+        let indexBytes = Int64(stats.indexMemoryBytes)
         let out = Output(
             items: stats.itemCount, liveBytes: stats.liveBytes, fileBytes: stats.fileBytes, deadBytes: stats.deadBytes,
             valueBytes: valueBytes, storedValueBytes: stored, indexMemoryEstimate: indexBytes,
@@ -114,7 +113,7 @@ struct Stats: ParsableCommand {
         print("dead bytes       \(Formatting.bytes(out.deadBytes))")
         let saving = valueBytes > 0 ? 100 * (1 - Double(stored) / Double(valueBytes)) : 0
         print("values           \(Formatting.bytes(valueBytes)) stored as \(Formatting.bytes(stored)) (compression saves \(String(format: "%.1f", saving))%)")
-        print("index memory     about \(Formatting.bytes(indexBytes))")
+        print("index memory     \(Formatting.bytes(indexBytes))")
         if let o = items.map(\.writeDate).min(), let n = items.map(\.writeDate).max() {
             print("oldest / newest  \(Formatting.duration(Date().timeIntervalSince(o))) / \(Formatting.duration(Date().timeIntervalSince(n))) ago")
         }
