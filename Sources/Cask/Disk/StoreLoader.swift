@@ -70,6 +70,14 @@ struct StoreLoader {
         var kept: [Loaded] = []
         for (position, segment) in loaded.enumerated() {
             let id = segment.file.id
+            if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
+                // An empty log segment (a store opened and closed without writes): it holds no
+                // record, so it goes; its header's sequence number is kept for monotonicity.
+                maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
+                try fs.remove(FileNames.join(directory, FileNames.hint(id)))
+                try fs.remove(segment.file.path)
+                continue
+            }
             if id == lastLogID && segment.header == nil && segment.size <= Int64(Format.segmentHeaderSize) {
                 // Created but its header never became durable (a crash inside rollover or open):
                 // records are only appended after the header is synced, so it holds nothing.
