@@ -3,39 +3,17 @@ import Testing
 @testable import Cask
 
 /// Whether this machine lets an unprivileged user namespace mount a tmpfs (`unshare -rm`).
-let canMountTinyDisk: Bool = {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /tmp 2>/dev/null"]
-    p.standardOutput = FileHandle.nullDevice
-    p.standardError = FileHandle.nullDevice
-    guard (try? p.run()) != nil else { return false }
-    p.waitUntilExit()
-    return p.terminationStatus == 0
-}()
+let canMountTinyDisk = shellSucceeds("unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs /tmp' 2>/dev/null")
 
 /// The real system calls running out of space: `cask fill` writes until a put fails, then checks
 /// that the error is typed and that every acknowledged value survives removes, a compaction
 /// attempt and a reopen (see Sources/cask/Fill.swift).
 @Suite struct DiskFullTests {
-    func shell(_ script: String) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", script]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
-    }
-
     @Test(.enabled(if: canMountTinyDisk, "needs unshare -rm (user namespaces)"))
     func aTinyTmpfsFilledToENOSPC() throws {
         guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
         let mount = TemporaryDirectory()
-        let (status, output) = try shell("unshare -rm sh -c 'mount -t tmpfs -o size=300k tmpfs \(mount.path) && \(cask) fill \(mount.path)/store'")
+        let (status, output) = try runShell("unshare -rm sh -c 'mount -t tmpfs -o size=300k tmpfs \(mount.path) && \(cask) fill \(mount.path)/store'")
         #expect(status == 0, "\(output)")
         #expect(output.contains("errno 28") && output.contains("OK"), "\(output)")
     }
@@ -43,7 +21,7 @@ let canMountTinyDisk: Bool = {
     @Test func aFileSizeLimitGivesAShortWriteThenEFBIG() throws {
         guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
         let dir = TemporaryDirectory()
-        let (status, output) = try shell("trap '' XFSZ; ulimit -f 300; \(cask) fill \(dir.path)/store --segment-size 1048576")
+        let (status, output) = try runShell("trap '' XFSZ; ulimit -f 300; \(cask) fill \(dir.path)/store --segment-size 1048576")
         #expect(status == 0, "\(output)")
         #expect(output.contains("errno 27") && output.contains("reopened") && output.contains("OK"), "\(output)")
     }

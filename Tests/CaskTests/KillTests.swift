@@ -80,47 +80,12 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
         guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
         let dir = TemporaryDirectory()
         let cycles = longTier ? 10_000 : 300
-        // key -> allowed values (nil = absent); only acknowledged or in-flight operations.
-        var model: [String: Data?] = [:]
+        var model: [String: Data?] = [:], violations: [String] = []
         var rng = SeededBytes(seed: 77)
-        var violations: [String] = []
-        var acknowledged = 0
+        var acknowledged = 0, died = 0
         for cycle in 0..<cycles {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: cask)
-            process.arguments = ["torture", dir.path, "--cycle", String(cycle)]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32(2_000 + rng.next() % 40_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            var inFlight: (key: String, value: Data?)?
-            for line in text.split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                if parts.first == "BEGIN", parts.count == 4, let op = Int(parts[1]) {
-                    inFlight = (String(parts[2]), parts[3] == "del" ? nil : tortureValue(cycle: cycle, op: op))
-                } else if parts.first == "ACK", let done = inFlight {
-                    model[done.key] = .some(done.value)
-                    inFlight = nil
-                    acknowledged += 1
-                }
-            }
-            // Check with the store opened here (the dead child's lock must not block it).
-            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 16 << 10))
-            for (key, expected) in model {
-                let found = try store.value(forKey: key)
-                let allowedInFlight = inFlight.map { $0.key == key && $0.value == found } ?? false
-                if found != expected && !allowedInFlight {
-                    violations.append("cycle \(cycle): \(key) holds \(found?.count ?? -1) bytes, expected \(expected?.count ?? -1)")
-                }
-            }
-            if let f = inFlight, let found = try store.value(forKey: f.key), found == f.value { model[f.key] = .some(found) }
-            else if let f = inFlight, f.value == nil, try store.value(forKey: f.key) == nil { model[f.key] = .some(nil) }
-            for key in store.keys() where model[key] == nil { violations.append("cycle \(cycle): \(key) never written") }
-            try store.close()
+            acknowledged += try tortureCycle(cask, dir.path, cycle: cycle, micros: UInt32(2_000 + rng.next() % 40_000),
+                                             model: &model, violations: &violations, diedAtPoint: &died)
         }
         print("kill -9: \(cycles) cycles, \(acknowledged) acknowledged operations, \(violations.count) violations")
         #expect(acknowledged > cycles)

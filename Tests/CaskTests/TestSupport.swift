@@ -69,3 +69,22 @@ func options(segmentSize: Int = 64 << 20, durability: Durability = .none, clock:
     o.logger.logLevel = .critical   // recovery tests damage stores on purpose; keep CI logs short
     return o
 }
+
+/// Runs a shell script; returns its exit status and combined output.
+func runShell(_ script: String) throws -> (Int32, String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/sh")
+    p.arguments = ["-c", script]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    try p.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text)
+}
+
+/// Whether a shell script succeeds here (for tests that need a capability the machine may lack).
+func shellSucceeds(_ script: String) -> Bool {
+    (try? runShell(script))?.0 == 0
+}
