@@ -87,7 +87,7 @@ public struct StoreOptions: Sendable {
 
 extension Duration {
     /// Whole milliseconds, rounded down.
-    var milliseconds: Int64 {
+    @usableFromInline var milliseconds: Int64 {
         let c = components
         return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
     }

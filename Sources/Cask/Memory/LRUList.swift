@@ -2,29 +2,31 @@
 /// dense node array (indices, not pointers), plus a dictionary from key to node. Every operation
 /// is O(1); after warm-up, reads and overwrites allocate nothing (freed nodes are reused).
 /// Not thread-safe: each shard uses it under its own lock.
+@usableFromInline
 struct LRUList<Value> {
+    @usableFromInline
     struct Node {
-        var key: String
-        var value: Value?
-        var cost: Int
+        @usableFromInline var key: String
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
         /// Milliseconds since the Unix epoch of the last read or write.
-        var accessTime: Int64
-        var previous: Int32
-        var next: Int32
+        @usableFromInline var accessTime: Int64
+        @usableFromInline var previous: Int32
+        @usableFromInline var next: Int32
     }
 
-    private(set) var nodes: ContiguousArray<Node> = []
-    private var positions: [String: Int32] = [:]
-    private var freeList: [Int32] = []
+    @usableFromInline var nodes: ContiguousArray<Node> = []
+    @usableFromInline var positions: [String: Int32] = [:]
+    @usableFromInline var freeList: [Int32] = []
     /// Most recently used.
-    private(set) var head: Int32 = -1
+    @usableFromInline var head: Int32 = -1
     /// Least recently used.
-    private(set) var tail: Int32 = -1
-    private(set) var count = 0
-    private(set) var totalCost = 0
+    @usableFromInline var tail: Int32 = -1
+    @usableFromInline var count = 0
+    @usableFromInline var totalCost = 0
 
     /// The node for `key`, moved to the front (most recently used).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func touch(_ key: String, now: Int64) -> Int32? {
         guard let i = positions[key] else { return nil }
         nodes[Int(i)].accessTime = now
@@ -33,9 +35,9 @@ struct LRUList<Value> {
     }
 
     /// The node for `key` without changing the order.
-    func position(of key: String) -> Int32? { positions[key] }
+    @inlinable func position(of key: String) -> Int32? { positions[key] }
 
-    func node(_ i: Int32) -> Node { nodes[Int(i)] }
+    @inlinable func node(_ i: Int32) -> Node { nodes[Int(i)] }
 
     /// Inserts or replaces `key` at the front. Returns the replaced value.
     @discardableResult
@@ -69,6 +71,7 @@ struct LRUList<Value> {
 
     /// Removes `key`; returns its node (value included).
     @discardableResult
+    @usableFromInline
     mutating func remove(_ key: String) -> Node? {
         guard let i = positions.removeValue(forKey: key) else { return nil }
         return unlink(i)
@@ -97,8 +100,8 @@ struct LRUList<Value> {
         return n
     }
 
-    @inline(__always)
-    private mutating func moveToFront(_ i: Int32) {
+    @inlinable @inline(__always)
+    mutating func moveToFront(_ i: Int32) {
         guard head != i else { return }
         let n = nodes[Int(i)]
         if n.previous >= 0 { nodes[Int(n.previous)].next = n.next }

@@ -36,20 +36,20 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Why an item left the memory cache without being removed by the caller.
     public enum EvictionCause: String, Sendable { case count, cost, age, memoryPressure }
 
-    private let shards: [Locked<LRUList<Value>>]
-    private let shardMask: Int
-    private let seed = UInt64.random(in: .min ... .max)
+    @usableFromInline let shards: [Locked<LRUList<Value>>]
+    @usableFromInline let shardMask: Int
+    @usableFromInline let seed = UInt64.random(in: .min ... .max)
     /// The limits (per cache, not per shard).
     public let limits: Limits
-    private let clock: WallClock
-    private let onEviction: (@Sendable (String, Value, EvictionCause) -> Void)?
+    @usableFromInline let clock: WallClock
+    @usableFromInline let onEviction: (@Sendable (String, Value, EvictionCause) -> Void)?
     private let ticker: BackgroundTicker?
 
     /// Creates an empty cache.
     /// - Parameters:
-    ///   - shards: independently locked parts (rounded up to a power of two, 1 ... 64). Default 8.
+    ///   - shards: independently locked parts (rounded up to a power of two, 1 ... 64). Default 32.
     ///   - onEviction: called (outside every lock) for each item a limit or memory pressure drops.
-    public init(limits: Limits = Limits(), shards: Int = 8, clock: WallClock = .system,
+    public init(limits: Limits = Limits(), shards: Int = 32, clock: WallClock = .system,
                 onEviction: (@Sendable (String, Value, EvictionCause) -> Void)? = nil) {
         var n = 1
         while n < min(max(shards, 1), 64) { n *= 2 }
@@ -73,8 +73,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     deinit { ticker?.stop() }
 
-    @inline(__always)
-    private func shard(_ key: String) -> Locked<LRUList<Value>> {
+    @inlinable @inline(__always)
+    func shard(_ key: String) -> Locked<LRUList<Value>> {
         if shardMask == 0 { return shards[0] }
         let h = withUTF8(key) { cask_hash64($0.baseAddress, $0.count, seed) }
         return shards[Int(truncatingIfNeeded: h) & shardMask]
@@ -82,13 +82,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     private var shardCountLimit: Int? { limits.countLimit.map { ($0 + shardMask) / (shardMask + 1) } }
     private var shardCostLimit: Int? { limits.costLimit.map { ($0 + shardMask) / (shardMask + 1) } }
-    private var ageMilliseconds: Int64 { limits.ageLimit?.milliseconds ?? 0 }
+    @usableFromInline var ageMilliseconds: Int64 { limits.ageLimit?.milliseconds ?? 0 }
 
     // MARK: Access
 
     /// The value for `key`, or nil (absent or older than the age limit). Makes it the most
     /// recently used.
-    @inline(__always)
+    @inlinable
     public func value(forKey key: String) -> Value? {
         let age = ageMilliseconds
         let now = age > 0 ? clock.milliseconds() : 0

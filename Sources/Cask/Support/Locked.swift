@@ -13,10 +13,12 @@ import Darwin
 /// Swift 6.3.1): the concurrency tests must be judged by the sanitizer's exit status, so the lock
 /// must be one it understands. The cost is the same uncontended (one atomic each way).
 // @unchecked: `value` is only touched between pthread_mutex_lock and pthread_mutex_unlock.
+@usableFromInline
 final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
 
+    @usableFromInline
     init(_ value: consuming Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
@@ -31,7 +33,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value. Do not call back into the same lock.
-    @inline(__always)
+    @inlinable @inline(__always)
     func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
