@@ -4,9 +4,9 @@ import Testing
 
 /// A real child process does durable puts and removes and is SIGKILLed at random moments; every
 /// acknowledged operation must survive and nothing else may appear.
-/// The value `cask torture` writes for operation `op` of `cycle` (Sources/cask/Torture.swift).
-func tortureValue(cycle: Int, op: Int) -> Data {
-    Data(String(repeating: "c\(cycle)o\(op);", count: 1 + (cycle + op) % 40).utf8)
+/// The value `cask torture` writes for operation `op` of `writer` in `cycle` (Sources/cask/Torture.swift).
+func tortureValue(cycle: Int, writer: Int, op: Int) -> Data {
+    Data(String(repeating: "c\(cycle)w\(writer)o\(op);", count: 1 + (cycle + op) % 40).utf8)
 }
 
 /// Runs `cask torture` for one cycle, killed after `micros` or when it kills itself at a crash
@@ -26,28 +26,32 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
     if process.isRunning { kill(process.processIdentifier, SIGKILL) } else { diedAtPoint += 1 }
     process.waitUntilExit()
     let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    var inFlight: (key: String, value: Data?)?
+    // Each writer has at most one operation in flight; writers use disjoint keys.
+    var inFlightByWriter: [Int: (key: String, value: Data?)] = [:]
     var acknowledged = 0
     for line in text.split(separator: "\n") {
         let parts = line.split(separator: " ")
-        if parts.first == "BEGIN", parts.count == 4, let op = Int(parts[1]) {
-            inFlight = (String(parts[2]), parts[3] == "del" ? nil : tortureValue(cycle: cycle, op: op))
-        } else if parts.first == "ACK", let done = inFlight {
+        if parts.first == "BEGIN", parts.count == 5, let writer = Int(parts[1]), let op = Int(parts[2]) {
+            inFlightByWriter[writer] = (String(parts[3]), parts[4] == "del" ? nil : tortureValue(cycle: cycle, writer: writer, op: op))
+        } else if parts.first == "ACK", parts.count == 3, let writer = Int(parts[1]), let done = inFlightByWriter[writer] {
             model[done.key] = .some(done.value)
-            inFlight = nil
+            inFlightByWriter[writer] = nil
             acknowledged += 1
         }
     }
+    let inFlight = Dictionary(uniqueKeysWithValues: inFlightByWriter.values.map { ($0.key, $0.value) })
     let store = try DiskStore(directory: dir, options: options(segmentSize: 16 << 10))
     for (key, expected) in model {
         let found = try store.value(forKey: key)
-        let allowedInFlight = inFlight.map { $0.key == key && $0.value == found } ?? false
+        let allowedInFlight = inFlight[key].map { $0 == found } ?? false
         if found != expected && !allowedInFlight {
             violations.append("cycle \(cycle): \(key) holds \(found?.count ?? -1) bytes, expected \(expected?.count ?? -1)")
         }
     }
-    if let f = inFlight, let found = try store.value(forKey: f.key), found == f.value { model[f.key] = .some(found) }
-    else if let f = inFlight, f.value == nil, try store.value(forKey: f.key) == nil { model[f.key] = .some(nil) }
+    for (key, value) in inFlight {
+        let found = try store.value(forKey: key)
+        if found == value { model[key] = .some(found) }   // the in-flight operation reached the disk
+    }
     for key in store.keys() where model[key] == nil { violations.append("cycle \(cycle): \(key) never written") }
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".tmp") }
     if !leftovers.isEmpty { violations.append("cycle \(cycle): leftovers \(leftovers)") }
@@ -69,7 +73,8 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
         died = 0
         for cycle in 1...4 {
             acknowledged += try tortureCycle(cask, dir.path, cycle: cycle, micros: 3_000_000, environment: ["CASK_CRASH_AT": point.rawValue],
-                                             extra: ["--compact-every", "40", "--segment-size", "4096"], model: &model, violations: &violations, diedAtPoint: &died)
+                                             extra: ["--compact-every", "40", "--segment-size", "4096", "--writers", "3"],
+                                             model: &model, violations: &violations, diedAtPoint: &died)
         }
         #expect(acknowledged > 40)
         #expect(died >= 1, "\(point) was never reached")
