@@ -15,8 +15,16 @@ import re
 import sys
 
 trace, store = sys.argv[1], sys.argv[2].rstrip("/")
-pending = {}          # pid -> unfinished call text
-calls = []            # completed calls, in completion order
+fds = {}              # fd -> path, as of the trace so far
+pending = {}          # pid -> (unfinished call text, path its fd named at entry)
+calls = []            # (completed call text, path of its fd at entry), in completion order
+
+def fd_path(text):
+    """The path of a write/fsync's fd, looked up when the call starts: strace may print another
+    thread's later events first, but this thread could not have closed the fd yet."""
+    m = re.match(r"(?:write|pwrite64|fsync|fdatasync)\((\d+)", text)
+    return fds.get(int(m.group(1))) if m else None
+
 for raw in open(trace):
     raw = raw.rstrip("\n")
     m = re.match(r"^(\d+)\s+(.*)$", raw)
@@ -24,14 +32,21 @@ for raw in open(trace):
         continue
     pid, text = m.group(1), m.group(2)
     if text.endswith("<unfinished ...>"):
-        pending[pid] = text[: -len("<unfinished ...>")].rstrip()
+        start_text = text[: -len("<unfinished ...>")].rstrip()
+        pending[pid] = (start_text, fd_path(start_text))
         continue
     r = re.match(r"^<\.\.\. (\w+) resumed>(.*)$", text)
     if r:
-        text = pending.pop(pid, r.group(1) + "(") + r.group(2)
-    calls.append(text)
+        start_text, path = pending.pop(pid, (r.group(1) + "(", None))
+        text = start_text + r.group(2)
+    else:
+        path = fd_path(text)
+    # A resumed call's text has padding before " = ".
+    o = re.match(r'openat\(AT_FDCWD, "([^"]+)", [^)]*\)\s*=\s*(\d+)', text)
+    if o:
+        fds[int(o.group(2))] = o.group(1)
+    calls.append((text, path))
 
-fds = {}              # fd -> path
 dirty = set()         # paths written since their last fsync
 writes = {}           # path -> number of writes
 need_dir_sync = set() # paths created or renamed-into since the last directory fsync
@@ -42,20 +57,19 @@ checked = {"rename": 0, "unlink": 0, "dir_fsync": 0, "segment_writes": 0}
 def ok(text):
     return re.search(r"= (-?\d+)", text) and not re.search(r"= -1 ", text)
 
-for c in calls:
+renamed = {}          # old path -> new path, for paths resolved before a rename
+for c, entry_path in calls:
     if not ok(c):
         continue
     if c.startswith("openat("):
-        m = re.match(r'openat\(AT_FDCWD, "([^"]+)", ([^)]*)\) = (\d+)', c)
+        m = re.match(r'openat\(AT_FDCWD, "([^"]+)", ([^)]*)\)\s*=\s*(\d+)', c)
         if m:
-            path, flags, fd = m.group(1), m.group(2), int(m.group(3))
-            fds[fd] = path
+            path, flags = m.group(1), m.group(2)
             if "O_CREAT" in flags and path.startswith(store + "/") and not path.endswith("LOCK"):
                 need_dir_sync.add(path)
                 writes[path] = 0 if "O_TRUNC" in flags or path not in writes else writes[path]
     elif c.startswith(("write(", "pwrite64(")):
-        m = re.match(r"\w+\((\d+)", c)
-        path = fds.get(int(m.group(1))) if m else None
+        path = renamed.get(entry_path, entry_path)
         if path and path.startswith(store + "/"):
             dirty.add(path)
             writes[path] = writes.get(path, 0) + 1
@@ -64,8 +78,7 @@ for c in calls:
                 if path in need_dir_sync:
                     violations.append(f"record written to {path} before its directory entry was fsynced")
     elif c.startswith(("fsync(", "fdatasync(")):
-        m = re.match(r"\w+\((\d+)", c)
-        path = fds.get(int(m.group(1))) if m else None
+        path = renamed.get(entry_path, entry_path)
         if path == store:
             checked["dir_fsync"] += 1
             need_dir_sync.clear()
@@ -74,6 +87,8 @@ for c in calls:
             dirty.discard(path)
     elif c.startswith("rename("):
         m = re.match(r'rename\("([^"]+)", "([^"]+)"\)', c)
+        if not m:
+            continue
         src, dst = m.group(1), m.group(2)
         checked["rename"] += 1
         if src in dirty:
@@ -81,6 +96,7 @@ for c in calls:
         need_dir_sync.add(dst)
         if dst.endswith(".cask"):
             renamed_outputs.add(dst)
+        renamed[src] = dst
         for fd, p in list(fds.items()):
             if p == src:
                 fds[fd] = dst
