@@ -51,7 +51,12 @@ struct Compactor {
     /// merging, up to one pass's worth of live bytes. Also tombstones expired items first, so
     /// that their bytes can go.
     static func plan(_ s: inout StoreState, force: Bool, now: Int64) -> Plan? {
-        _ = try? s.removeExpired(now: now)
+        // Expired items are tombstoned first so that their bytes can go: on every forced pass,
+        // at most once a second otherwise (the sweep walks the whole index).
+        if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
+            _ = try? s.removeExpired(now: now)
+            s.lastExpirySweep = now
+        }
         let pressure = s.limits.byteLimit.map { s.fileBytes > $0 } ?? false
         let threshold = s.options.compaction.garbageRatio
         let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
@@ -210,6 +215,8 @@ struct Compactor {
         // 4. Switch the index to the output, then forget the inputs.
         let orphans: [[UInt8]] = state.withLock { s in
             var live: Int64 = 0
+            var switched = 0
+            let expected = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
             if let output {
                 for (i, r) in kept.enumerated() where !r.isTombstone {
                     let input = inputs[r.input]
@@ -221,19 +228,23 @@ struct Compactor {
                                 e.segment = output.id
                                 e.offset = UInt32(newOffsets[i])
                                 live += Int64(r.size)
+                                switched += 1
                             }
                         }
                     }
                 }
                 s.segments[output.id] = output
-                s.usage[output.id] = SegmentUsage(fileBytes: report.bytesWritten, liveBytes: live,
+                s.usage[output.id] = SegmentUsage(fileBytes: report.bytesWritten, liveBytes: live, liveCount: switched,
                                                   minimumSequence: kept[0].sequence, isCompacted: true)
                 s.hintBytes[output.id] = outputHintBytes
             }
-            // Entries still pointing at an input had no valid record to copy: drop them.
+            // Entries still pointing at an input had no valid record to copy: drop them. The
+            // per-segment entry counts say whether there are any, so the index is walked only then.
             var orphans: [[UInt8]] = []
-            let inputIDs = Set(plan.ids)
-            s.index.forEach { key, e in if inputIDs.contains(e.segment) { orphans.append(Array(key)) } }
+            if switched != expected {
+                let inputIDs = Set(plan.ids)
+                s.index.forEach { key, e in if inputIDs.contains(e.segment) { orphans.append(Array(key)) } }
+            }
             for key in orphans { key.withUnsafeBytes { s.drop($0) } }
             for id in plan.ids {
                 s.segments[id] = nil

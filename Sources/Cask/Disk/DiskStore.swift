@@ -194,6 +194,7 @@ public final class DiskStore: Sendable {
             s.hintBytes = [:]
             s.index = KeyIndex()
             s.liveBytes = 0
+            s.expiringCount = 0
             s.active = file
             s.activeSize = Int64(Format.segmentHeaderSize)
             s.flushedSize = s.activeSize

@@ -135,6 +135,8 @@ struct StoreLoader {
         state.stats = stats
         for entry in index.entries {
             state.usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
+            state.usage[entry.segment]?.liveCount += 1
+            if entry.expiry != 0 { state.expiringCount += 1 }
             state.liveBytes += Int64(entry.recordSize)
         }
         for id in hintsToWrite { state.writeHint(for: id) }

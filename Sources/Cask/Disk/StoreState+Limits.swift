@@ -94,9 +94,15 @@ extension StoreState {
                 try evictInOrder(cause: .count, now: now) { $0.index.count <= target }
             }
             if let b = limits.byteLimit {
-                let liveTarget = Int64(Double(b) * limits.liveRatio)
+                // Hint files grow with the live records too (about 40 bytes each): the live
+                // share of the limit covers both, or small records would leave compaction no room.
+                let hints = hintBytes.values.reduce(0, +)
+                let segmentBytes = max(1, fileBytes - hints)
+                let liveTarget = Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
                 if liveBytes > liveTarget {
-                    let target = liveTarget - liveTarget / 100
+                    // Evict 2% below the target, so that the index walk of a batch is paid once
+                    // per 2% of the live set written, not per put.
+                    let target = liveTarget - liveTarget / 50
                     try evictInOrder(cause: .size, now: now) { $0.liveBytes <= target }
                 }
                 if fileBytes > b { wantsCompaction = true }

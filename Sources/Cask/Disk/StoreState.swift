@@ -4,6 +4,8 @@ import Logging
 struct SegmentUsage: Sendable {
     var fileBytes: Int64
     var liveBytes: Int64
+    /// Index entries pointing into the segment.
+    var liveCount = 0
     /// No record in the segment has a lower sequence number (0 when unknown).
     var minimumSequence: UInt64 = 0
     /// Written by compaction (its records are sorted by sequence but older than its id suggests).
@@ -40,6 +42,11 @@ struct StoreState: Sendable {
     var nextSequence: UInt64
     var nextSegmentID: UInt32
     var liveBytes: Int64 = 0
+    /// Live items with a time to live (expiry sweeps are skipped while there are none and no
+    /// age limit).
+    var expiringCount = 0
+    /// When compaction last swept for expired items (milliseconds since 1970).
+    var lastExpirySweep: Int64 = 0
     var stats = StoreStatistics()
     var isClosed = false
     /// Events to deliver once the lock is released.
@@ -118,7 +125,9 @@ struct StoreState: Sendable {
         } else {
             old = index.updateValue(entry, forKey: key)
             usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
+            usage[entry.segment]?.liveCount += 1
             liveBytes += Int64(entry.recordSize)
+            if entry.expiry != 0 { expiringCount += 1 }
         }
         if let old { forget(old) }
         return old
@@ -127,7 +136,9 @@ struct StoreState: Sendable {
     /// Accounts for an entry that no longer holds a live item.
     mutating func forget(_ old: IndexEntry) {
         usage[old.segment]?.liveBytes -= Int64(old.recordSize)
+        usage[old.segment]?.liveCount -= 1
         liveBytes -= Int64(old.recordSize)
+        if old.expiry != 0 { expiringCount -= 1 }
     }
 
     /// Removes an expired or damaged key from the index.
