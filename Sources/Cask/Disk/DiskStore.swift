@@ -28,7 +28,15 @@ public final class DiskStore: Sendable {
     private let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Locked<Bool>(false)
+    /// Held by the group commit's syncing writer (and by `close`/`removeAll`, which must not
+    /// close a file under it). Taken before `state`, never inside it.
+    let commitLock = Locked<Bool>(false)
     let compacting = Atomic<Bool>(false)
+    /// Threads inside a durable put or remove (group commit waits briefly for those that have
+    /// not appended yet, so that one fsync covers them too).
+    let durableWriters = Atomic<Int>(0)
+    /// When two durable writers were last inside at once (uptime nanoseconds).
+    let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     private let compactor: CompactionWorker?
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
@@ -97,7 +105,25 @@ public final class DiskStore: Sendable {
         let expiry = timeToLive.map { now + max(0, $0.milliseconds) } ?? 0
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
-        let durable = options.durability == .everyWrite
+        if options.durability == .everyWrite {
+            if durableWriters.add(1, ordering: .relaxed).newValue > 1 {
+                lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            }
+            defer { durableWriters.subtract(1, ordering: .relaxed) }
+            let ticket = try withKeyBytes(key) { keyBytes throws(CaskError) in
+                try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
+                    try state.withLock { s throws(CaskError) -> UInt64 in
+                        guard !s.isClosed else { throw .closed }
+                        let entry = try s.appendRecord(
+                            kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
+                            flags: flags, expiry: expiry, now: now)
+                        return s.awaitSync(entry, key: keyBytes)
+                    }
+                }
+            }
+            try commit(ticket)
+            return
+        }
         let deferred = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
                 try state.withLock { s throws(CaskError) -> StoreState.Deferred in
@@ -105,9 +131,6 @@ public final class DiskStore: Sendable {
                     let entry = try s.appendRecord(
                         kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
                         flags: flags, expiry: expiry, now: now)
-                    if durable {
-                        do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
-                    }
                     s.install(entry, forKey: keyBytes)
                     s.enforceLimits(now: now)
                     return s.takeDeferred()
@@ -115,6 +138,74 @@ public final class DiskStore: Sendable {
             }
         }
         if !deferred.isEmpty { finish(deferred) }
+    }
+
+    /// Waits until the durable write `ticket` is settled, running the group commit's sync itself
+    /// when no other writer has covered it (StoreState+GroupCommit.swift). Throws the write's
+    /// error when its sync (or flush) failed; the key then keeps its previous value.
+    func commit(_ ticket: UInt64) throws(CaskError) {
+        enum Step { case settled, sync(FileHandle, UInt32, Int64) }
+        let fs = options.fileSystem
+        let deferred = commitLock.withLock { _ -> StoreState.Deferred in
+            gatherConcurrentWriters()
+            let step = state.withLock { s -> Step in
+                if s.committedTicket >= ticket { return .settled }
+                let now = options.clock.milliseconds()
+                do throws(CaskError) { try s.flush() } catch {
+                    s.failUnsynced(error, now: now)
+                    return .settled
+                }
+                if s.syncedSize >= s.flushedSize {
+                    s.installDurable(now: now)   // another sync (compaction, sync(), rollover) covered it
+                    return .settled
+                }
+                s.stats.segmentSyncs += 1
+                return .sync(s.active.handle, s.active.id, s.flushedSize)
+            }
+            guard case .sync(let handle, let id, let target) = step else { return state.withLock { $0.takeDeferred() } }
+            var failure: CaskError?
+            do throws(CaskError) { try fs.sync(handle) } catch { failure = error }
+            return state.withLock { s -> StoreState.Deferred in
+                let now = options.clock.milliseconds()
+                if let failure {
+                    if s.active.id == id {
+                        s.failUnsynced(failure, now: now)
+                    } else {
+                        // The segment was sealed meanwhile (its rollover synced it again, which a
+                        // failed fsync does not make trustworthy): fail its waiting writes, keep the file.
+                        s.installDurable(now: now)
+                        var n = 0
+                        for p in s.awaitingSync where p.entry.segment == id {
+                            s.commitFailures[p.ticket] = failure
+                            n += 1
+                        }
+                        s.awaitingSync.removeFirst(n)
+                        s.committedTicket = max(s.committedTicket, ticket)
+                    }
+                } else {
+                    if s.active.id == id && s.syncedSize < target { s.syncedSize = target }
+                    s.installDurable(now: now)
+                }
+                return s.takeDeferred()
+            }
+        }
+        if !deferred.isEmpty { finish(deferred) }
+        if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
+    }
+
+    /// When durable writes came from several threads in the last 2 ms, waits up to 50 µs (a
+    /// fraction of an fsync) for one more record to arrive, or for every writer inside to have
+    /// appended, so that the coming sync covers them too (like PostgreSQL's `commit_delay`). A
+    /// single writer never waits.
+    private func gatherConcurrentWriters() {
+        let start = DispatchTime.now().uptimeNanoseconds
+        guard start &- lastConcurrentDurableWrite.load(ordering: .relaxed) < 2_000_000 else { return }
+        let initial = state.withLock { $0.awaitingSync.count }
+        while DispatchTime.now().uptimeNanoseconds - start < 50_000 {
+            sched_yield()
+            let waiting = state.withLock { $0.awaitingSync.count }
+            if waiting > initial || waiting >= durableWriters.load(ordering: .relaxed) { return }
+        }
     }
 
     /// Does what a write left for after the lock: hint files, events, compaction (inline when
@@ -158,7 +249,29 @@ public final class DiskStore: Sendable {
     @discardableResult
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         let now = options.clock.milliseconds()
-        let durable = options.durability == .everyWrite
+        if options.durability == .everyWrite {
+            if durableWriters.add(1, ordering: .relaxed).newValue > 1 {
+                lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            }
+            defer { durableWriters.subtract(1, ordering: .relaxed) }
+            let pending = try withKeyBytes(key) { keyBytes throws(CaskError) in
+                try state.withLock { s throws(CaskError) -> (UInt64, Bool)? in
+                    guard !s.isClosed else { throw .closed }
+                    // The newest value may itself still wait for its sync.
+                    let waiting = s.awaitingSync.last { $0.key.elementsEqual(keyBytes) }
+                    let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
+                    guard let existing else { return nil }
+                    let entry = try s.appendRecord(
+                        kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                        originalLength: 0, flags: 0, expiry: 0, now: now)
+                    let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
+                    return (s.awaitSync(entry, key: keyBytes, removedKey: live ? key : nil), live)
+                }
+            }
+            guard let (ticket, live) = pending else { return false }
+            try commit(ticket)
+            return live
+        }
         let (removed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }
@@ -166,9 +279,6 @@ public final class DiskStore: Sendable {
                 let entry = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                     originalLength: 0, flags: 0, expiry: 0, now: now)
-                if durable {
-                    do throws(CaskError) { try s.syncActive() } catch { s.undo(to: Int64(entry.offset)); throw error }
-                }
                 s.install(entry, forKey: keyBytes)
                 let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
                 if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
@@ -182,12 +292,13 @@ public final class DiskStore: Sendable {
     /// Removes every item. The store is empty when this returns: a new segment marked as clearing
     /// all older ones is made durable first, then the old files are deleted.
     public func removeAll() throws(CaskError) {
-        try state.withLock { s throws(CaskError) in
+        try commitLock.withLock { _ throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             let header = SegmentHeader(
                 id: UInt64(s.nextSegmentID), kind: .log, flags: Format.SegmentFlag.clearsOlder,
                 minimumSequence: s.nextSequence, sequenceLimit: 0)
             let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs, mapLength: s.options.segmentSize)
+            s.settleAwaitingAsCleared()
             let old = Array(s.segments.keys)
             s.segments = [file.id: file]
             s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)]
@@ -210,7 +321,7 @@ public final class DiskStore: Sendable {
                 try? s.fs.remove(FileNames.join(s.directory, FileNames.hint(id)))
             }
             try? s.fs.syncDirectory(s.directory)
-        }
+        } }
     }
 
     // MARK: Durability and lifetime
@@ -231,15 +342,16 @@ public final class DiskStore: Sendable {
         compactor?.stop()
         compactionLock.withLock { _ in }   // let a running pass finish
         hintQueue.sync {}
-        try state.withLock { s throws(CaskError) in
+        try commitLock.withLock { _ throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
             try s.syncActive()
+            s.installDurable(now: s.options.clock.milliseconds())
             s.writeActiveHint()
             s.refreshAccessTimesInHints()
             s.isClosed = true
             s.index = KeyIndex()
             s.segments = [:]
-        }
+        } }
         lock.release()
     }
 

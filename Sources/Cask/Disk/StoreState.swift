@@ -48,6 +48,13 @@ struct StoreState: Sendable {
     /// When compaction last swept for expired items (milliseconds since 1970).
     var lastExpirySweep: Int64 = 0
     var stats = StoreStatistics()
+    /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
+    var awaitingSync: [PendingWrite] = []
+    var nextTicket: UInt64 = 0
+    /// Every ticket up to this one is settled (installed or failed).
+    var committedTicket: UInt64 = 0
+    /// Failed tickets, until their writer collects the error.
+    var commitFailures: [UInt64: CaskError] = [:]
     var isClosed = false
     /// Events to deliver once the lock is released.
     var pendingEvents: [StoreEvent] = []
@@ -190,9 +197,11 @@ struct StoreState: Sendable {
         try flush()
         guard syncedSize < flushedSize else { return }
         do throws(CaskError) {
+            stats.segmentSyncs += 1
             try fs.sync(active.handle)
         } catch {
             needsRollover = true
+            failUnsynced(error, now: options.clock.milliseconds())
             throw error
         }
         syncedSize = flushedSize
@@ -206,7 +215,13 @@ struct StoreState: Sendable {
     mutating func rollover() throws(CaskError) {
         try flush()
         if syncedSize < flushedSize {
-            try fs.sync(active.handle)   // a failure here leaves everything as it was
+            do throws(CaskError) {
+                stats.segmentSyncs += 1
+                try fs.sync(active.handle)   // a failure here leaves the synced records as they were
+            } catch {
+                failUnsynced(error, now: options.clock.milliseconds())
+                throw error
+            }
             syncedSize = flushedSize
         }
         let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: nextSequence, sequenceLimit: 0)

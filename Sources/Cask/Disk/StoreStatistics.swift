@@ -10,6 +10,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var deadBytes: Int64 = 0
     /// Number of segment files.
     public var segmentCount = 0
+    /// `fdatasync` calls on segment files since open (durable writes from several threads share
+    /// them: group commit).
+    public var segmentSyncs: UInt64 = 0
     /// Reads that found a live item.
     public var hits: UInt64 = 0
     /// Reads that found nothing (or an expired item).
