@@ -181,6 +181,12 @@ def read_store(directory):
         if header is None and len(data) <= SEGMENT_HEADER and i == last_log:
             continue     # a segment whose creation never completed
         records, damage = scan_segment(data)
+        # In the newest log segment everything from the first damaged byte on is a torn tail
+        # (spec step 6): records after it were never durable and are ignored.
+        tail = damage[0][0] if (i == last_log and header is not None and damage) else None
+        if tail is not None:
+            records = [r for r in records if r["offset"] < tail]
+            damage = []
         for r in records:
             info = {"kind": r["kind"], "flags": r["flags"], "write": r["write"], "expiry": r["expiry"],
                     "segment": i, "offset": r["offset"], "original_length": r["original_length"],
@@ -188,8 +194,6 @@ def read_store(directory):
             if r["key"] not in newest or newest[r["key"]][0] < r["seq"]:
                 newest[r["key"]] = (r["seq"], info)
         for (start, end, next_seq) in damage:
-            if i == last_log and next_seq is None:
-                continue     # torn tail: not corruption
             problems.append(f"{i:010d}.cask:{start}: {end - start} damaged bytes")
             if next_seq is not None:
                 b = next_seq

@@ -55,10 +55,12 @@ final class CaskSession: EngineSession {
     }
 
     func get(_ key: String, into buffer: inout [UInt8]) throws -> Bool {
-        guard let data = try store.value(forKey: key) else { return false }
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: data)
-        return true
+        // The borrowing read: the value is copied once, from the mapped segment into `buffer`.
+        let found = try store.withValue(forKey: key) { value in
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: value)
+        }
+        return found != nil
     }
 
     func delete(_ key: String) throws {

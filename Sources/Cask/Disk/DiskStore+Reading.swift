@@ -3,7 +3,8 @@ import Foundation
 extension DiskStore {
     private enum ReadPlan {
         case miss
-        case done(Data)
+        /// A record still in the write buffer, copied out under the lock.
+        case buffered([UInt8], IndexEntry)
         case read(SegmentFile, IndexEntry)
         case damaged(IndexEntry)
     }
@@ -15,6 +16,17 @@ extension DiskStore {
     /// The index lookup holds the store's lock; the file read (`pread`) does not.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func value(forKey key: String) throws(CaskError) -> Data? {
+        try withValue(forKey: key) { Data($0) }
+    }
+
+    /// Calls `body` with the value stored under `key` and returns its result, or returns nil when
+    /// there is no value (as ``value(forKey:)``: absent, expired or damaged). Nothing is copied
+    /// when the record is stored uncompressed in a mapped segment: `body` reads the page cache
+    /// directly, so the bytes are valid only inside `body`. Do not call the store from `body`
+    /// on the same key expecting to see a write made there. Thread-safe; `body` runs without the
+    /// store's lock.
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
+    public func withValue<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(CaskError) -> R? {
         let now = options.clock.milliseconds()
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
@@ -34,30 +46,31 @@ extension DiskStore {
                 return .miss
             }
             s.stats.hits += 1
-            if entry.segment != s.active.id { s.accessedSegments.insert(entry.segment) }
             if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
                 let start = Int(Int64(entry.offset) - s.flushedSize)
-                let decoded = try s.buffer.withBytes { bytes throws(CaskError) in
-                    Self.decodeValue(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + entry.recordSize)]), key: key, entry: entry)
-                }
-                return decoded.map { .done($0) } ?? .damaged(entry)
+                let copy = try s.buffer.withBytes { bytes throws(CaskError) in Array(bytes[start..<(start + entry.recordSize)]) }
+                return .buffered(copy, entry)
             }
             guard let file = s.segments[entry.segment] else { return .damaged(entry) }
+            if entry.segment != s.active.id && !file.wasRead { file.wasRead = true }
             return .read(file, entry)
           }
         }
         switch plan {
         case .miss:
             return nil
-        case .done(let data):
-            return data
         case .damaged(let entry):
+            try reportDamage(key: key, entry: entry, file: "index")
+            return nil
+        case .buffered(let bytes, let entry):
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, body) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
             let size = entry.recordSize
+            // `file` is held until the end of this scope: its mapping stays valid for `body`.
             if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
-                if let data = Self.decodeValue(mapped, key: key, entry: entry) { return data }
+                if let result = Self.deliver(mapped, key: key, entry: entry, body) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -72,25 +85,30 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let data = bytes.withUnsafeBytes({ Self.decodeValue($0, key: key, entry: entry) }) {
-                return data
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, body) }) {
+                return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)
             return nil
         }
     }
 
-    /// Decodes a record read for `entry`; nil unless checksum, key, sequence and lengths all match.
-    private static func decodeValue(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry) -> Data? {
+    /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
+    /// its value, decompressed when needed; nil when any check fails.
+    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
         guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
               h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
-        if !h.isCompressed { return Data(stored) }
-        var data = Data(count: h.originalLength)
-        let ok = data.withUnsafeMutableBytes { Compression.decompress(stored, into: $0) }
-        return ok ? data : nil
+        if !h.isCompressed { return body(stored) }
+        var ok = false
+        let original = [UInt8](unsafeUninitializedCapacity: h.originalLength) { out, count in
+            ok = Compression.decompress(stored, into: UnsafeMutableRawBufferPointer(out))
+            count = ok ? h.originalLength : 0
+        }
+        guard ok else { return nil }
+        return original.withUnsafeBytes(body)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

@@ -13,6 +13,9 @@ final class SegmentFile: @unchecked Sendable {
     let handle: FileHandle
     let fileSystem: any FileSystem
     let mapping: UnsafeRawBufferPointer?
+    /// Read since its hint file was written (set under the store's lock; the hint's access
+    /// times are refreshed on a clean close).
+    var wasRead = false
 
     init(id: UInt32, path: String, handle: FileHandle, fileSystem: any FileSystem, mapLength: Int = 0) {
         self.id = id

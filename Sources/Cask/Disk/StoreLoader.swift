@@ -194,11 +194,22 @@ struct StoreLoader {
         stats.segmentsScanned += 1
         let file = segment.file
         let bytes = try fs.readWholeFile(file.handle)
+        // In the newest log segment, everything from the first damaged byte on is a torn tail:
+        // only that segment can hold unsynced bytes (each segment is synced before the next is
+        // created), an fsync covers all bytes before the last one it made durable, and a crash
+        // can persist unsynced pages out of order, so valid records after damage there were
+        // never acknowledged as durable. A pre-scan finds where the tail starts.
+        var tailStart = Int.max
+        if isLast {
+            let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
+            if !pre.headerDamaged, let first = pre.damage.first { tailStart = first.start }
+        }
         var local = index
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         let id = file.id
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
+                guard offset < tailStart else { return }
                 let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                 let entry = IndexEntry(
                     segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
@@ -226,18 +237,17 @@ struct StoreLoader {
             stats.damagedRanges += 1
             logger.error("segment header of \(file.path) is damaged; its records were scanned")
         }
-        for damage in summary.damage {
-            if isLast && damage.reachesEnd {
-                // A torn tail: records that were being written when the process or machine stopped.
-                let handle = try fs.open(file.path, mode: .appendOrCreate)
-                defer { fs.close(handle) }
-                try fs.truncate(handle, to: Int64(damage.start))
-                try fs.sync(handle)
-                size = Int64(damage.start)
-                stats.tornTailBytes += UInt64(damage.end - damage.start)
-                logger.notice("cut a torn tail of \(damage.end - damage.start) bytes from \(file.path)")
-                continue
-            }
+        if tailStart != .max {
+            // A torn tail: records that were being written when the process or machine stopped.
+            let handle = try fs.open(file.path, mode: .appendOrCreate)
+            defer { fs.close(handle) }
+            try fs.truncate(handle, to: Int64(tailStart))
+            try fs.sync(handle)
+            size = Int64(tailStart)
+            stats.tornTailBytes += UInt64(bytes.count - tailStart)
+            logger.notice("cut a torn tail of \(bytes.count - tailStart) bytes from \(file.path)")
+        }
+        for damage in summary.damage where damage.start < tailStart {
             stats.damagedRanges += 1
             stats.corruptRecords += 1
             logger.error("damaged bytes \(damage.start)..<\(damage.end) in \(file.path): \(damage.reason)")
@@ -253,7 +263,7 @@ struct StoreLoader {
             }
             salvageBound = max(salvageBound, bound)
         }
-        if summary.damage.allSatisfy({ isLast && $0.reachesEnd }) && !summary.headerDamaged {
+        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
             hintsToWrite.append(id)
         }
         return size

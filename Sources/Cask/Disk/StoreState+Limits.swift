@@ -55,11 +55,14 @@ extension StoreState {
     /// until `isDone` holds. With `largestFirst`, the biggest records go first instead.
     mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
         while !isDone(self) && !index.isEmpty {
-            // Order keys: pinned last; then access time (or size, descending); then sequence.
+            // One 64-bit rank per key: pinned last; then access time in seconds (or size,
+            // descending); then the low 31 bits of the sequence (older writes first within a
+            // second), so that a sample gives a tight threshold even when most keys were
+            // touched in the same second.
             func rank(_ e: IndexEntry) -> UInt64 {
                 let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
                 let second = largestFirst ? UInt64(UInt32.max - UInt32(clamping: e.recordSize)) : UInt64(UInt32(clamping: (e.accessTime - IndexEntry.epochMilliseconds) / 1000))
-                return pinned | second << 20
+                return pinned | second << 31 | (e.sequence & 0x7FFF_FFFF)
             }
             // Take a threshold from a sample so that only the likely victims are sorted.
             let n = index.count
@@ -72,16 +75,23 @@ extension StoreState {
                 sample.sort()
                 threshold = sample[min(1023, wanted * 1024 / n * 2 + 1)]
             }
-            var candidates: [(UInt64, UInt64, [UInt8])] = []
+            // Candidates' keys go to one flat buffer (no allocation per key).
+            var candidates: [(rank: UInt64, offset: Int, length: Int)] = []
+            var keys: [UInt8] = []
             index.forEach { key, e in
                 let r = rank(e)
-                if r <= threshold { candidates.append((r, e.sequence, Array(key))) }
+                if r <= threshold {
+                    candidates.append((r, keys.count, key.count))
+                    keys.append(contentsOf: key)
+                }
             }
-            candidates.sort { ($0.0, $0.1) < ($1.0, $1.1) }
             if candidates.isEmpty { return }
-            for (_, _, key) in candidates {
-                if isDone(self) { return }
-                try key.withBytes { k throws(CaskError) in try evict(k, cause: cause, now: now) }
+            candidates.sort { $0.rank < $1.rank }
+            try keys.withBytes { all throws(CaskError) in
+                for c in candidates {
+                    if isDone(self) { return }
+                    try evict(UnsafeRawBufferPointer(rebasing: all[c.offset..<(c.offset + c.length)]), cause: cause, now: now)
+                }
             }
         }
     }

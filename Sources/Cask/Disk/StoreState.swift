@@ -60,9 +60,6 @@ struct StoreState: Sendable {
     var pendingEvents: [StoreEvent] = []
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
-    /// Sealed segments with records read since their hint file was written: their hints are
-    /// rewritten with the new access times on a clean close, so LRU order survives a reopen.
-    var accessedSegments = Set<UInt32>()
     /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
     /// could reappear after a crash, so tombstones above it are kept.
     var lingeringMinimumSequence: UInt64 = .max
@@ -268,7 +265,7 @@ struct StoreState: Sendable {
     /// access times the index holds (on a clean close). Failures are logged: stale access times
     /// only make LRU order fall back to older times.
     mutating func refreshAccessTimesInHints() {
-        for id in accessedSegments.sorted() where id != active.id && segments[id] != nil {
+        for id in segments.keys.sorted() where id != active.id && segments[id]!.wasRead {
             let path = FileNames.join(directory, FileNames.hint(id))
             guard let handle = try? fs.open(path, mode: .read) else { continue }
             defer { fs.close(handle) }
@@ -294,7 +291,7 @@ struct StoreState: Sendable {
                 options.logger.warning("could not refresh access times in \(path): \(error)")
             }
         }
-        accessedSegments = []
+        for file in segments.values { file.wasRead = false }
     }
 
     /// Writes the active segment's hint file now (on a clean close), with current access times.

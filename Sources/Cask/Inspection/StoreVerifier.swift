@@ -85,9 +85,16 @@ public struct StoreVerifier: Sendable {
         }
         for (id, summary) in scanned.sorted(by: { $0.key < $1.key }) {
             let path = FileNames.join(directory, FileNames.segment(id))
+            // In the newest log segment, the first damage starts the torn tail (format-spec.md,
+            // recovery step 6): the next open cuts everything from there.
+            if id == lastLogID, !summary.headerDamaged, let first = summary.damage.first {
+                let size = sizes[id] ?? Int64(first.end)
+                report.tornTail = Problem(file: path, offset: Int64(first.start),
+                                          message: "\(size - Int64(first.start)) bytes of torn tail: \(first.reason)")
+                continue
+            }
             for d in summary.damage {
-                let p = Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)")
-                if id == lastLogID && d.reachesEnd { report.tornTail = p } else { report.problems.append(p) }
+                report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
             }
         }
         for id in ids where hinted.contains(id) {
