@@ -34,6 +34,8 @@ struct Compactor {
         let offset: Int
         let size: Int
         let isTombstone: Bool
+        /// For a tombstone: the newest sequence it hides (0 = unknown).
+        let hides: UInt64
         var accessTime: Int64
     }
 
@@ -116,7 +118,8 @@ struct Compactor {
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
                     records.append(Kept(sequence: h.sequence, input: n, offset: offset, size: h.encodedSize,
-                                        isTombstone: h.isTombstone, accessTime: h.writeTime))
+                                        isTombstone: h.isTombstone, hides: h.isTombstone ? UInt64(bitPattern: h.expiry) : 0,
+                                        accessTime: h.writeTime))
                     maxSequence = max(maxSequence, h.sequence)
                 }
             }
@@ -138,7 +141,11 @@ struct Compactor {
                     }) ?? nil
                     if r.isTombstone {
                         let superseded = key.map { $0.sequence > r.sequence } ?? false
-                        if superseded || r.sequence < plan.remainingMinimumSequence {
+                        // Droppable when nothing it could hide can outlive this pass: every
+                        // segment that stays starts above the newest sequence it hides (or,
+                        // when that is unknown, above the tombstone itself).
+                        let hidesOnlyInputs = r.hides != 0 && r.hides < plan.remainingMinimumSequence
+                        if superseded || hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence {
                             report.tombstonesDropped += 1
                         } else {
                             kept.append(r)
@@ -165,6 +172,7 @@ struct Compactor {
             let path = FileNames.join(directory, name)
             let temporary = path + FileNames.temporarySuffix
             let handle = try fs.open(temporary, mode: .createTruncate)
+            var renamed = false
             do throws(CaskError) {
                 var hints = HintBuilder()
                 let buffer = WriteBuffer(capacity: 1 << 20)
@@ -199,6 +207,7 @@ struct Compactor {
                 try state.withLock { s throws(CaskError) in try s.syncActive() }
                 CrashPoint.compactionBeforeRename.reach()
                 try fs.rename(temporary, to: path)
+                renamed = true
                 try fs.syncDirectory(directory)
                 CrashPoint.compactionBeforeSwitch.reach()
                 report.bytesWritten = Int64(offset)
@@ -207,6 +216,16 @@ struct Compactor {
                 fs.close(handle)
                 try? fs.remove(temporary)
                 try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
+                if renamed {
+                    // Renamed into place but not made durable (the directory sync failed): the
+                    // output must not outlive this pass unknown to the index, or a later pass
+                    // could drop a tombstone that its copies still need.
+                    if (try? fs.remove(path)) == nil {
+                        let lowest = kept[0].sequence
+                        state.withLock { $0.lingeringMinimumSequence = min($0.lingeringMinimumSequence, lowest) }
+                    }
+                    try? fs.syncDirectory(directory)
+                }
                 throw error
             }
         }

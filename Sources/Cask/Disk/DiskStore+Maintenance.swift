@@ -135,7 +135,7 @@ extension DiskStore {
             for key in keys {
                 try withKeyBytes(key) { k throws(CaskError) in
                     let tombstone = try s.appendRecord(kind: .tombstone, key: k, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                                                       originalLength: 0, flags: 0, expiry: 0, now: now)
+                                                       originalLength: 0, flags: 0, expiry: StoreState.hiding(s.index.entry(forKey: k)), now: now)
                     s.install(tombstone, forKey: k)
                     if s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
                 }

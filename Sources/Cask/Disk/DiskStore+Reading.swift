@@ -122,7 +122,7 @@ extension DiskStore {
                 guard !s.isClosed, let current = s.index.entry(forKey: keyBytes), current.sequence == entry.sequence else { return }
                 let tombstone = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                    originalLength: 0, flags: 0, expiry: 0, now: now)
+                    originalLength: 0, flags: 0, expiry: StoreState.hiding(current), now: now)
                 s.install(tombstone, forKey: keyBytes)
             }
         }

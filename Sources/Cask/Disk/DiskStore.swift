@@ -28,14 +28,11 @@ public final class DiskStore: Sendable {
     private let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Locked<Bool>(false)
-    /// Held by the group commit's syncing writer (and by `close`/`removeAll`, which must not
-    /// close a file under it). Taken before `state`, never inside it.
-    let commitLock = Locked<Bool>(false)
+    /// Chooses the group commit's syncing writer (and is taken by `close`/`removeAll`, which
+    /// must not close a file under it). Taken before `state`, never inside it.
+    let commitGate = CommitGate()
     let compacting = Atomic<Bool>(false)
-    /// Threads inside a durable put or remove (group commit waits briefly for those that have
-    /// not appended yet, so that one fsync covers them too).
-    let durableWriters = Atomic<Int>(0)
-    /// When two durable writers were last inside at once (uptime nanoseconds).
+    /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     private let compactor: CompactionWorker?
 
@@ -106,11 +103,9 @@ public final class DiskStore: Sendable {
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
         if options.durability == .everyWrite {
-            if durableWriters.add(1, ordering: .relaxed).newValue > 1 {
-                lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-            }
-            defer { durableWriters.subtract(1, ordering: .relaxed) }
-            let ticket = try withKeyBytes(key) { keyBytes throws(CaskError) in
+            let ticket: UInt64
+            do {
+                ticket = try withKeyBytes(key) { keyBytes throws(CaskError) in
                 try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
                     try state.withLock { s throws(CaskError) -> UInt64 in
                         guard !s.isClosed else { throw .closed }
@@ -119,6 +114,7 @@ public final class DiskStore: Sendable {
                             flags: flags, expiry: expiry, now: now)
                         return s.awaitSync(entry, key: keyBytes)
                     }
+                }
                 }
             }
             try commit(ticket)
@@ -146,7 +142,15 @@ public final class DiskStore: Sendable {
     func commit(_ ticket: UInt64) throws(CaskError) {
         enum Step { case settled, sync(FileHandle, UInt32, Int64) }
         let fs = options.fileSystem
-        let deferred = commitLock.withLock { _ -> StoreState.Deferred in
+        // A follower whose write a leader's sync covered returns here without taking the lead.
+        let role = commitGate.lead(unlessSettled: { state.withLock { $0.committedTicket >= ticket } })
+        if role.waited { lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+        guard role.isLeader else {
+            if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
+            return
+        }
+        let deferred = { () -> StoreState.Deferred in
+            defer { commitGate.finish() }
             gatherConcurrentWriters()
             let step = state.withLock { s -> Step in
                 if s.committedTicket >= ticket { return .settled }
@@ -188,23 +192,22 @@ public final class DiskStore: Sendable {
                 }
                 return s.takeDeferred()
             }
-        }
+        }()
         if !deferred.isEmpty { finish(deferred) }
         if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
     }
 
-    /// When durable writes came from several threads in the last 2 ms, waits up to 50 µs (a
-    /// fraction of an fsync) for one more record to arrive, or for every writer inside to have
-    /// appended, so that the coming sync covers them too (like PostgreSQL's `commit_delay`). A
-    /// single writer never waits.
+    /// When a durable writer found another one syncing in the last 2 ms, waits up to 50 µs (a
+    /// fraction of an fsync) for one more record, so that the coming sync covers it too (like
+    /// PostgreSQL's `commit_delay`): the writers just released by the last sync are usually
+    /// about to append their next one. A single writer never waits.
     private func gatherConcurrentWriters() {
         let start = DispatchTime.now().uptimeNanoseconds
         guard start &- lastConcurrentDurableWrite.load(ordering: .relaxed) < 2_000_000 else { return }
         let initial = state.withLock { $0.awaitingSync.count }
         while DispatchTime.now().uptimeNanoseconds - start < 50_000 {
             sched_yield()
-            let waiting = state.withLock { $0.awaitingSync.count }
-            if waiting > initial || waiting >= durableWriters.load(ordering: .relaxed) { return }
+            if state.withLock({ $0.awaitingSync.count }) > initial { return }
         }
     }
 
@@ -250,11 +253,9 @@ public final class DiskStore: Sendable {
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         let now = options.clock.milliseconds()
         if options.durability == .everyWrite {
-            if durableWriters.add(1, ordering: .relaxed).newValue > 1 {
-                lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-            }
-            defer { durableWriters.subtract(1, ordering: .relaxed) }
-            let pending = try withKeyBytes(key) { keyBytes throws(CaskError) in
+            let pending: (UInt64, Bool)?
+            do {
+                pending = try withKeyBytes(key) { keyBytes throws(CaskError) in
                 try state.withLock { s throws(CaskError) -> (UInt64, Bool)? in
                     guard !s.isClosed else { throw .closed }
                     // The newest value may itself still wait for its sync.
@@ -263,9 +264,10 @@ public final class DiskStore: Sendable {
                     guard let existing else { return nil }
                     let entry = try s.appendRecord(
                         kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                        originalLength: 0, flags: 0, expiry: 0, now: now)
+                        originalLength: 0, flags: 0, expiry: StoreState.hiding(existing), now: now)
                     let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
                     return (s.awaitSync(entry, key: keyBytes, removedKey: live ? key : nil), live)
+                }
                 }
             }
             guard let (ticket, live) = pending else { return false }
@@ -278,7 +280,7 @@ public final class DiskStore: Sendable {
                 guard let existing = s.index.entry(forKey: keyBytes) else { return (false, StoreState.Deferred()) }
                 let entry = try s.appendRecord(
                     kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                    originalLength: 0, flags: 0, expiry: 0, now: now)
+                    originalLength: 0, flags: 0, expiry: StoreState.hiding(existing), now: now)
                 s.install(entry, forKey: keyBytes)
                 let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
                 if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
@@ -292,7 +294,7 @@ public final class DiskStore: Sendable {
     /// Removes every item. The store is empty when this returns: a new segment marked as clearing
     /// all older ones is made durable first, then the old files are deleted.
     public func removeAll() throws(CaskError) {
-        try commitLock.withLock { _ throws(CaskError) in try state.withLock { s throws(CaskError) in
+        try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             let header = SegmentHeader(
                 id: UInt64(s.nextSegmentID), kind: .log, flags: Format.SegmentFlag.clearsOlder,
@@ -342,7 +344,7 @@ public final class DiskStore: Sendable {
         compactor?.stop()
         compactionLock.withLock { _ in }   // let a running pass finish
         hintQueue.sync {}
-        try commitLock.withLock { _ throws(CaskError) in try state.withLock { s throws(CaskError) in
+        try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
             try s.syncActive()
             s.installDurable(now: s.options.clock.milliseconds())

@@ -2,7 +2,7 @@
 ///
 /// A durable write appends its record under the store's lock but does not install it in the
 /// index: it waits in `awaitingSync` with a ticket. One writer at a time (the committer, holding
-/// `DiskStore.commitLock`) flushes the buffer, releases the store's lock, `fdatasync`s the
+/// `DiskStore.commitGate`) flushes the buffer, releases the store's lock, `fdatasync`s the
 /// active segment, and takes the lock again to install every waiting write the sync covered, in
 /// append order. Writers that arrive during a sync are covered by the next one, so two threads
 /// share one fsync instead of queueing behind each other's.

@@ -8,6 +8,11 @@ extension StoreState {
     /// kept to the second: an item is never aged out early.
     var ageLimitMilliseconds: Int64 { limits.ageLimit.map { $0.milliseconds + 999 } ?? 0 }
 
+    /// What a tombstone stores in its expiry field: the sequence number of the newest record it
+    /// hides (format-spec.md, "Record"), 0 when there is none or it is unknown.
+    @inline(__always)
+    static func hiding(_ e: IndexEntry?) -> Int64 { Int64(bitPattern: e?.sequence ?? 0) }
+
     /// Why `entry` may no longer be returned at `now`, or nil while it is live.
     @inline(__always)
     static func goneCause(_ e: IndexEntry, now: Int64, ageLimit: Int64) -> EvictionCause? {
@@ -21,9 +26,12 @@ extension StoreState {
     /// Drops `key` with a tombstone and records the eviction. The tombstone need not be synced:
     /// if a crash loses it, the key comes back with its latest value, never an older one.
     mutating func evict(_ key: UnsafeRawBufferPointer, cause: EvictionCause, now: Int64) throws(CaskError) {
+        // A durable write of this key still waits for its sync: it is newer than what this
+        // tombstone would hide, and must not be hidden by it.
+        if !awaitingSync.isEmpty && awaitingSync.contains(where: { $0.key.elementsEqual(key) }) { return }
         let tombstone = try appendRecord(
             kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-            originalLength: 0, flags: 0, expiry: 0, now: now)
+            originalLength: 0, flags: 0, expiry: Self.hiding(index.entry(forKey: key)), now: now)
         install(tombstone, forKey: key)
         stats.record(cause)
         if options.eventHandler != nil {
