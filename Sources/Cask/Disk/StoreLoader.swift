@@ -133,12 +133,24 @@ struct StoreLoader {
         }
         state.index = index
         state.stats = stats
+        // Per-segment live bytes and counts. Entries come in runs of one segment (hint files
+        // and scans load segment by segment), so sums are kept per run: one dictionary update
+        // per run, not per key.
+        var runSegment: UInt32? = nil, runBytes: Int64 = 0, runCount = 0, expiring = 0, total: Int64 = 0
         for entry in index.entries {
-            state.usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
-            state.usage[entry.segment]?.liveCount += 1
-            if entry.expiry != 0 { state.expiringCount += 1 }
-            state.liveBytes += Int64(entry.recordSize)
+            if entry.segment != runSegment {
+                if let id = runSegment { state.usage[id]?.liveBytes += runBytes; state.usage[id]?.liveCount += runCount }
+                runSegment = entry.segment; runBytes = 0; runCount = 0
+            }
+            let size = Int64(entry.recordSize)
+            runBytes += size
+            runCount += 1
+            total += size
+            if entry.expiry != 0 { expiring += 1 }
         }
+        if let id = runSegment { state.usage[id]?.liveBytes += runBytes; state.usage[id]?.liveCount += runCount }
+        state.liveBytes += total
+        state.expiringCount += expiring
         for id in hintsToWrite { state.writeHint(for: id) }
         if !dropped.isEmpty {
             let now = options.clock.milliseconds()
