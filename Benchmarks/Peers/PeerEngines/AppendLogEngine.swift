@@ -19,14 +19,14 @@ public final class AppendLogEngine: Engine, EngineSession {
     /// Key -> the value's offset in the log and its size.
     var index: [String: (offset: Int, size: Int)] = [:]
     var flushed = 0
-    var writes = 0
-    var record: [UInt8] = []
+    var cadence: SyncCadence
 
     public init(directory: String, configuration: EngineConfiguration) throws {
         mkdir(directory, 0o755)
         fd = open(directory + "/log", O_RDWR | O_CREAT | O_APPEND, 0o644)
         guard fd >= 0 else { throw EngineError(Self.name, "open failed: errno \(errno)") }
         sync = configuration.sync
+        cadence = SyncCadence(configuration.sync)
         buffer.reserveCapacity(1 << 20)
         try rebuildIndex()
     }
@@ -107,13 +107,11 @@ public final class AppendLogEngine: Engine, EngineSession {
     }
 
     @inline(__always) func afterWrite() throws {
-        writes += 1
-        switch sync {
-        case .none: if buffer.count >= 1 << 20 { try drain() }
-        case .everyWrite: try drain(); dataSync(fd)
-        case .every1000:
-            if buffer.count >= 1 << 20 { try drain() }
-            if writes % 1000 == 0 { try drain(); dataSync(fd) }
+        if cadence.next() {
+            try drain()
+            dataSync(fd)
+        } else if buffer.count >= 1 << 20 {
+            try drain()
         }
     }
 }

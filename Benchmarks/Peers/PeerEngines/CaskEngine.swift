@@ -41,17 +41,17 @@ public final class CaskEngine: Engine {
 
 final class CaskSession: EngineSession {
     let store: DiskStore
-    let every1000: Bool
-    var writes = 0
+    /// `.every1000` only: the store itself syncs every write in `.everyWrite` mode.
+    var cadence: SyncCadence
 
     init(store: DiskStore, configuration: EngineConfiguration) {
         self.store = store
-        every1000 = configuration.sync == .every1000
+        cadence = SyncCadence(configuration.sync == .every1000 ? .every1000 : .none)
     }
 
     func put(_ key: String, _ value: UnsafeRawBufferPointer) throws {
         try store.setValue(value, forKey: key)
-        try counted()
+        if cadence.next() { try store.sync() }
     }
 
     func get(_ key: String, into buffer: inout [UInt8]) throws -> Bool {
@@ -65,14 +65,8 @@ final class CaskSession: EngineSession {
 
     func delete(_ key: String) throws {
         try store.removeValue(forKey: key)
-        try counted()
+        if cadence.next() { try store.sync() }
     }
 
-    func flush() throws { if every1000 { try store.sync() } }
-
-    @inline(__always) func counted() throws {
-        guard every1000 else { return }
-        writes += 1
-        if writes % 1000 == 0 { try store.sync() }
-    }
+    func flush() throws { if cadence.mode == .every1000 { try store.sync() } }
 }

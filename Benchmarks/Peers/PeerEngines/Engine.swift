@@ -15,6 +15,24 @@ public enum SyncMode: String, Sendable, CaseIterable {
     case every1000 = "every-1000"
 }
 
+/// Counts one session's writes and says which must sync (every one, every 1,000th, none).
+struct SyncCadence {
+    let mode: SyncMode
+    private var writes = 0
+    init(_ mode: SyncMode) { self.mode = mode }
+
+    /// Counts a write; true when it must be durable before it returns.
+    @inline(__always)
+    mutating func next() -> Bool {
+        writes += 1
+        switch mode {
+        case .none: return false
+        case .everyWrite: return true
+        case .every1000: return writes % 1000 == 0
+        }
+    }
+}
+
 /// What a workload asks of an engine.
 public struct EngineConfiguration: Sendable {
     /// See ``SyncMode``.

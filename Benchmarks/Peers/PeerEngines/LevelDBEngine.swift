@@ -56,16 +56,14 @@ public final class LevelDBEngine: Engine, @unchecked Sendable {
 
 final class LevelDBSession: EngineSession {
     let e: LevelDBEngine
-    var writes = 0
-    init(_ e: LevelDBEngine) { self.e = e }
+    var cadence: SyncCadence
+    init(_ e: LevelDBEngine) {
+        self.e = e
+        cadence = SyncCadence(e.sync)
+    }
 
     @inline(__always) func nextWriteOptions() -> OpaquePointer {
-        writes += 1
-        switch e.sync {
-        case .none: return e.asyncWrite
-        case .everyWrite: return e.syncWrite
-        case .every1000: return writes % 1000 == 0 ? e.syncWrite : e.asyncWrite
-        }
+        cadence.next() ? e.syncWrite : e.asyncWrite
     }
 
     func put(_ key: String, _ value: UnsafeRawBufferPointer) throws {

@@ -57,16 +57,14 @@ public final class RocksDBEngine: Engine, @unchecked Sendable {
 
 final class RocksDBSession: EngineSession {
     let e: RocksDBEngine
-    var writes = 0
-    init(_ e: RocksDBEngine) { self.e = e }
+    var cadence: SyncCadence
+    init(_ e: RocksDBEngine) {
+        self.e = e
+        cadence = SyncCadence(e.sync)
+    }
 
     @inline(__always) func nextWriteOptions() -> OpaquePointer {
-        writes += 1
-        switch e.sync {
-        case .none: return e.asyncWrite
-        case .everyWrite: return e.syncWrite
-        case .every1000: return writes % 1000 == 0 ? e.syncWrite : e.asyncWrite
-        }
+        cadence.next() ? e.syncWrite : e.asyncWrite
     }
 
     func put(_ key: String, _ value: UnsafeRawBufferPointer) throws {

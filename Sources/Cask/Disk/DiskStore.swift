@@ -175,16 +175,9 @@ public final class DiskStore: Sendable {
                     if s.active.id == id {
                         s.failUnsynced(failure, now: now)
                     } else {
-                        // The segment was sealed meanwhile (its rollover synced it again, which a
-                        // failed fsync does not make trustworthy): fail its waiting writes, keep the file.
+                        // The segment was sealed meanwhile: its rollover synced it (or would have
+                        // failed these writes itself), so they are durable.
                         s.installDurable(now: now)
-                        var n = 0
-                        for p in s.awaitingSync where p.entry.segment == id {
-                            s.commitFailures[p.ticket] = failure
-                            n += 1
-                        }
-                        s.awaitingSync.removeFirst(n)
-                        s.committedTicket = max(s.committedTicket, ticket)
                     }
                 } else {
                     if s.active.id == id && s.syncedSize < target { s.syncedSize = target }
