@@ -13,6 +13,10 @@ let package = Package(
     products: targets.map { .executable(name: $0, targets: [$0]) },
     dependencies: [.package(name: "Cask", path: "../")],
     targets: targets.map {
-        .executableTarget(name: $0, dependencies: [.product(name: "Cask", package: "Cask")], path: $0)
+        .executableTarget(
+            name: $0,
+            dependencies: [.product(name: "Cask", package: "Cask")]
+                + ($0 == "FuzzOpen" ? [.product(name: "CaskTesting", package: "Cask")] : []),
+            path: $0)
     }
 )
