@@ -16,15 +16,17 @@ for t in "${targets[@]}"; do
   work=$(mktemp -d)
   cp Fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
   artifacts=$(mktemp -d)
+  crashed=0
   if ! .build-fuzz/release/"$t" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" > "$artifacts/log" 2>&1; then
     status=1
+    crashed=1
     for a in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-*; do
       [ -e "$a" ] && cp "$a" "Fuzz/regressions/$t-$(basename "$a")"
     done
     tail -40 "$artifacts/log"
   fi
   runs=$(grep -E "stat::number_of_executed_units" "$artifacts/log" | awk '{print $2}')
-  echo "fuzz $t: ${runs:-?} executions in ${seconds} s, $( [ $status = 0 ] && echo '0 crashes' || echo 'CRASH (input kept in Fuzz/regressions)')"
+  echo "fuzz $t: ${runs:-?} executions in ${seconds} s, $( [ $crashed = 0 ] && echo '0 crashes' || echo 'CRASH (input kept in Fuzz/regressions)')"
   rm -rf "$work" "$artifacts"
 done
 exit $status

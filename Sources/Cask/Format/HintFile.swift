@@ -91,7 +91,7 @@ enum HintFile {
             guard e.keyLength > 0, e.keyLength <= Format.maximumKeyLength,
                   e.storedLength <= Format.maximumValueLength, e.originalLength <= Format.maximumValueLength,
                   e.offset >= UInt64(Format.segmentHeaderSize),
-                  e.offset + UInt64(e.recordSize) <= segmentSize,
+                  e.offset <= segmentSize, UInt64(e.recordSize) <= segmentSize - e.offset,   // no overflow
                   o + Format.hintEntrySize + e.keyLength <= bodyEnd
             else { return .invalid("entry at \(o) out of bounds") }
             o += Format.hintEntrySize + e.keyLength
