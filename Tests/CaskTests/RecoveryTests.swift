@@ -149,6 +149,34 @@ func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
         for (k, v) in expected { #expect(try store.value(forKey: k) == v) }
     }
 
+    @Test func aRecordClaimingTheLastSequenceNumbersIsATypedError() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: options())
+        try store.setValue(Data("kept".utf8), forKey: "a")
+        try store.close()
+        // A checksummed record whose sequence leaves no room for new writes, appended to the
+        // segment (its hint removed, so that open scans it).
+        let key = Array("b".utf8), value = Array("x".utf8)
+        let header = RecordHeader(sequence: .max - 3, writeTime: 1_800_000_000_000, expiry: 0, kind: .value, flags: 0,
+                                  keyLength: key.count, storedLength: value.count, originalLength: value.count)
+        var record = [UInt8](repeating: 0, count: header.encodedSize)
+        key.withUnsafeBytes { k in value.withUnsafeBytes { v in record.withUnsafeMutableBytes { RecordCodec.encode(header, key: k, value: v, into: $0) } } }
+        let segment = try segmentPaths(dir.path).first { (try? Data(contentsOf: URL(fileURLWithPath: $0)).count) ?? 0 > 48 }!
+        let handle = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: segment))
+        handle.seekToEndOfFile()
+        handle.write(Data(record))
+        try handle.close()
+        for hint in try FileManager.default.contentsOfDirectory(atPath: dir.path) where hint.hasSuffix(".hint") {
+            try FileManager.default.removeItem(atPath: dir.file(hint))
+        }
+        #expect {
+            _ = try DiskStore(directory: dir.path, options: options())
+        } throws: { error in
+            guard case CaskError.corruption(_, _, let reason) = error else { return false }
+            return reason.contains("sequence")
+        }
+    }
+
     @Test func aNewerFormatVersionIsATypedError() throws {
         let dir = TemporaryDirectory()
         do {

@@ -112,6 +112,11 @@ struct StoreLoader {
             logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
         }
 
+        // A checksummed record (or header) claiming a sequence number at the top of the space
+        // leaves none for new writes: refuse the store instead of wrapping around.
+        guard maximumSequence < UInt64.max >> 1 else {
+            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence); no sequence numbers are left for new writes")
+        }
         let maxID = loaded.last?.file.id ?? 0
         let header = SegmentHeader(
             id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
