@@ -47,6 +47,12 @@ let package = Package(
             path: "PeerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // `memory-versus`: MemoryCache against a bare Dictionary and a locked Dictionary LRU.
+        .executableTarget(
+            name: "memory-versus",
+            dependencies: [.product(name: "Cask", package: "Cask")],
+            path: "MemoryVersus"
+        ),
         .executableTarget(
             name: "DiskStoreBenchmarks",
             dependencies: [

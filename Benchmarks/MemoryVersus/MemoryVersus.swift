@@ -1,0 +1,133 @@
+// `memory-versus`: MemoryCache and the Cache facade's memory hit against the fastest simple
+// implementations of the same work, measured in one run (medians of --runs runs, ops/s).
+//
+//   swift run -c release --package-path Benchmarks memory-versus [--runs 5]
+import Cask
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The baseline: one `Mutex`, a `Dictionary` from key to slot, and an LRU list linked by slot
+/// indices. Exact global LRU with a count limit; the simplest fast design.
+final class LockedDictionaryLRU<Value: Sendable>: Sendable {
+    struct Node { var key: String; var value: Value; var previous: Int32; var next: Int32 }
+    struct State {
+        var slots: [String: Int32] = [:]
+        var nodes: [Node] = []
+        var head: Int32 = -1, tail: Int32 = -1
+        mutating func unlink(_ i: Int32) {
+            let n = nodes[Int(i)]
+            if n.previous >= 0 { nodes[Int(n.previous)].next = n.next } else { head = n.next }
+            if n.next >= 0 { nodes[Int(n.next)].previous = n.previous } else { tail = n.previous }
+        }
+        mutating func pushFront(_ i: Int32) {
+            nodes[Int(i)].previous = -1
+            nodes[Int(i)].next = head
+            if head >= 0 { nodes[Int(head)].previous = i }
+            head = i
+            if tail < 0 { tail = i }
+        }
+    }
+    let state = Mutex(State())
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+
+    func value(forKey key: String) -> Value? {
+        state.withLock { s in
+            guard let i = s.slots[key] else { return nil }
+            if s.head != i { s.unlink(i); s.pushFront(i) }
+            return s.nodes[Int(i)].value
+        }
+    }
+
+    func setValue(_ value: Value, forKey key: String) {
+        state.withLock { s in
+            if let i = s.slots[key] {
+                s.nodes[Int(i)].value = value
+                if s.head != i { s.unlink(i); s.pushFront(i) }
+                return
+            }
+            if s.slots.count >= limit, s.tail >= 0 {
+                let victim = s.tail
+                s.unlink(victim)
+                s.slots[s.nodes[Int(victim)].key] = nil
+                s.nodes[Int(victim)] = Node(key: key, value: value, previous: -1, next: -1)
+                s.slots[key] = victim
+                s.pushFront(victim)
+                return
+            }
+            let i = Int32(s.nodes.count)
+            s.nodes.append(Node(key: key, value: value, previous: -1, next: -1))
+            s.slots[key] = i
+            s.pushFront(i)
+        }
+    }
+}
+
+func keys(_ n: Int) -> [String] { (0..<n).map { String(format: "key-%012d", $0) } }
+
+/// Operations per second of `body` called `operations` times in total over `threads` threads.
+func rate(threads: Int = 1, operations: Int, _ body: @escaping @Sendable (_ thread: Int, _ i: Int) -> Void) -> Double {
+    let perThread = operations / threads
+    let start = DispatchTime.now().uptimeNanoseconds
+    DispatchQueue.concurrentPerform(iterations: threads) { t in
+        for i in 0..<perThread { body(t, i) }
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return Double(perThread * threads) / seconds
+}
+
+func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 2] }
+
+var runs = 5
+if let i = CommandLine.arguments.firstIndex(of: "--runs"), i + 1 < CommandLine.arguments.count,
+   let n = Int(CommandLine.arguments[i + 1]), n > 0 { runs = n }
+
+let hot = keys(1_000)
+let wide = keys(100_000)
+var generator = SystemRandomNumberGenerator()
+let hotOrder = (0..<4096).map { _ in Int.random(in: 0..<hot.count, using: &generator) }
+let wideOrder = (0..<(1 << 20)).map { _ in Int.random(in: 0..<wide.count, using: &generator) }
+let hotOps = 4_000_000, wideOps = 2_000_000
+
+var dictionary: [String: Int] = [:]
+for (n, k) in hot.enumerated() { dictionary[k] = n }
+let frozen = dictionary
+let lruHot = LockedDictionaryLRU<Int>(limit: 200_000)
+let lruWide = LockedDictionaryLRU<Int>(limit: 200_000)
+let cacheHot = MemoryCache<Int>(limits: .init(countLimit: 200_000))
+let cacheWide = MemoryCache<Int>(limits: .init(countLimit: 200_000))
+for (n, k) in hot.enumerated() { lruHot.setValue(n, forKey: k); cacheHot.setValue(n, forKey: k) }
+for (n, k) in wide.enumerated() { lruWide.setValue(n, forKey: k); cacheWide.setValue(n, forKey: k) }
+let directory = NSTemporaryDirectory() + "memory-versus-\(getpid())"
+var cacheOptions = CacheOptions()
+cacheOptions.disk.compaction.isAutomatic = false
+let facade = try Cache(directory: directory, options: cacheOptions)
+for (n, k) in hot.enumerated() { try facade.setValue(n, forKey: k) }
+let sink = Atomic<Int>(0)
+
+let workloads: [(String, () -> Double)] = [
+    ("get hot: bare Dictionary", { rate(operations: hotOps) { _, i in if frozen[hot[hotOrder[i & 4095]]] == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in if lruHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache", { rate(operations: hotOps) { _, i in if cacheHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheHot.value(forKey: hot[hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: Cache facade memory hit", { rate(operations: hotOps / 4) { _, i in if (try? facade.value(Int.self, forKey: hot[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("set hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in lruHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
+    ("set hot: MemoryCache", { rate(operations: hotOps) { _, i in cacheHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
+    ("get 100K random: locked Dictionary LRU", { rate(operations: wideOps) { _, i in if lruWide.value(forKey: wide[wideOrder[i & 0xFFFFF]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get 100K random: MemoryCache", { rate(operations: wideOps) { _, i in if cacheWide.value(forKey: wide[wideOrder[i & 0xFFFFF]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+]
+
+var results: [String: [Double]] = [:]
+for _ in 0..<runs {
+    for (name, run) in workloads { results[name, default: []].append(run()) }
+}
+print("workload | median ops/s (\(runs) runs)")
+for (name, _) in workloads {
+    print(String(format: "%@ | %.2f M/s", name, median(results[name]!) / 1e6))
+}
+@MainActor func ratio(_ a: String, _ b: String) -> String { String(format: "%.2f", median(results[a]!) / median(results[b]!)) }
+print("ratios: get hot vs bare Dictionary \(ratio("get hot: MemoryCache", "get hot: bare Dictionary")); vs locked LRU \(ratio("get hot: MemoryCache", "get hot: locked Dictionary LRU")); set vs locked LRU \(ratio("set hot: MemoryCache", "set hot: locked Dictionary LRU")); 100K get vs locked LRU \(ratio("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU")); 2 threads vs 1 \(ratio("get hot: MemoryCache, 2 threads", "get hot: MemoryCache")); facade hit vs MemoryCache \(ratio("get hot: Cache facade memory hit", "get hot: MemoryCache"))")
+if sink.load(ordering: .relaxed) != 0 { print("unexpected misses: \(sink.load(ordering: .relaxed))") }
+try? facade.close()
+try? FileManager.default.removeItem(atPath: directory)
