@@ -152,3 +152,77 @@ struct User: Codable, Equatable, Sendable {
         #expect(cache.metadata(forKey: "pin")?.isPinned == true)
     }
 }
+
+/// Regression tests for the memory layer's contract (issue 12): each failed before the fix.
+@Suite struct MemoryCacheContractTests {
+    @Test func intMaxMeansNoLimit() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: .max, costLimit: .max))
+        cache.setValue(1, forKey: "a", cost: .max)
+        cache.setValue(2, forKey: "b", cost: 10)
+        #expect(cache.value(forKey: "a") == 1 && cache.value(forKey: "b") == 2)
+        cache.trim(toCount: .max)
+        cache.trim(toCost: .max)
+        #expect(cache.count == 2)
+        #expect(cache.totalCost == MemoryCache<Int>.maximumCost + 10)
+    }
+
+    @Test(arguments: [1, 2, 3, 17])
+    func countLimitIsExactWithDefaultSharding(limit: Int) {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: limit))
+        for i in 0..<100 {
+            cache.setValue(i, forKey: "k\(i)")
+            #expect(cache.count == min(i + 1, limit))
+        }
+        // The survivors are exactly the most recent ones, across shards.
+        for i in 0..<100 { #expect(cache.contains("k\(i)") == (i >= 100 - limit)) }
+    }
+
+    @Test func costLimitIsGlobalAndLargeItemsFit() {
+        let cache = MemoryCache<Int>(limits: .init(costLimit: 64 << 20))
+        cache.setValue(1, forKey: "big", cost: 10 << 20)     // over costLimit / 32
+        #expect(cache.value(forKey: "big") == 1)
+        for i in 0..<10 { cache.setValue(i, forKey: "k\(i)", cost: 6 << 20) }
+        #expect(cache.totalCost <= 64 << 20)
+        #expect(cache.totalCost == (6 << 20) * 10 || cache.totalCost == (6 << 20) * 9 + (10 << 20))
+    }
+
+    @Test func anItemCostlierThanTheLimitIsRefusedAndEvictsNothing() {
+        let cache = MemoryCache<Int>(limits: .init(costLimit: 100))
+        cache.setValue(1, forKey: "a", cost: 40)
+        cache.setValue(2, forKey: "b", cost: 40)
+        cache.setValue(0, forKey: "huge", cost: 50)
+        #expect(cache.count == 2 || cache.count == 3)
+        cache.setValue(7, forKey: "c", cost: 10)
+        let accepted = cache.setValue(3, forKey: "c", cost: 101)
+        #expect(!accepted)
+        #expect(cache.value(forKey: "c") == nil)              // the older value of c is gone too
+        #expect(cache.value(forKey: "huge") == 0)
+        #expect(cache.totalCost <= 100)
+    }
+
+    @Test func trimToAgeWithoutAnAgeLimitKeepsRecentItems() {
+        let clock = ManualClock()
+        let cache = MemoryCache<Int>(clock: clock.wallClock)
+        cache.setValue(1, forKey: "old")
+        cache.setValue(2, forKey: "read")
+        clock.advance(.seconds(10))
+        #expect(cache.value(forKey: "read") == 2)
+        cache.setValue(3, forKey: "new")
+        clock.advance(.milliseconds(500))
+        cache.trim(toAge: .seconds(1))
+        #expect(!cache.contains("old"))
+        #expect(cache.contains("read") && cache.contains("new"))
+    }
+
+    @Test func ageLimitIsExactToTheMillisecond() {
+        let clock = ManualClock()
+        let cache = MemoryCache<Int>(limits: .init(ageLimit: .milliseconds(1500)), clock: clock.wallClock)
+        cache.setValue(1, forKey: "a")
+        clock.advance(.milliseconds(1500))
+        #expect(cache.contains("a"))
+        clock.advance(.milliseconds(1))
+        #expect(!cache.contains("a"))
+        #expect(cache.value(forKey: "a") == nil)
+        #expect(cache.count == 0)
+    }
+}

@@ -1,5 +1,6 @@
 import CCaskSupport
 import Foundation
+import Synchronization
 
 /// An in-memory LRU cache of any `Sendable` values, with count, cost and age limits.
 ///
@@ -9,20 +10,31 @@ import Foundation
 /// let hit = cache.value(forKey: "k")
 /// ```
 ///
-/// Every operation is O(1) (trims are O(items removed)). Thread-safe and `Sendable`: keys are
-/// spread over `shards` independently locked LRU lists, so threads working on different keys
-/// rarely wait for each other. The least recently used item goes first *within its shard*;
-/// with `shards: 1` the order is exactly global. Limits are shared evenly between shards.
+/// **Limits are exact and global**, whatever the number of shards: after a `setValue` returns
+/// (and no other call is in flight), the cache holds at most `countLimit` items whose costs add
+/// up to at most `costLimit`. When a limit is exceeded, the least recently used item of the
+/// whole cache goes first: every read and write takes a number from one cache-wide counter, and
+/// eviction takes the item with the lowest number (calls that overlap in time from different
+/// threads are ordered by when they took their number). An item whose own cost is above
+/// `costLimit` is refused (see ``setValue(_:forKey:cost:)``).
+///
+/// Every operation is O(1) (trims are O(items removed) plus O(shards) per item). Thread-safe and
+/// `Sendable`: keys are spread over `shards` independently locked LRU lists, so threads working
+/// on different keys rarely wait for each other; the counts and costs are shared atomics.
 public final class MemoryCache<Value: Sendable>: Sendable {
-    /// Limits of a ``MemoryCache``. Nil means no limit.
+    /// Limits of a ``MemoryCache``. Nil means no limit; `Int.max` works as "no limit" too, and
+    /// negative numbers count as 0.
     public struct Limits: Sendable, Equatable {
         /// Most items held.
         public var countLimit: Int?
         /// Most total cost (a number the caller gives per item, typically bytes).
         public var costLimit: Int?
-        /// An item not read or written for longer than this is gone.
+        /// An item not read or written for longer than this (by the cache's clock, to the
+        /// millisecond) is never returned again; its memory is freed when it is next looked up,
+        /// trimmed, or reached by the automatic trim.
         public var ageLimit: Duration?
-        /// How often a background timer trims expired items; nil = only on access.
+        /// How often a background timer removes items past the age limit; nil = only on access
+        /// and explicit trims.
         public var autoTrimInterval: Duration?
 
         public init(countLimit: Int? = nil, costLimit: Int? = nil, ageLimit: Duration? = nil, autoTrimInterval: Duration? = nil) {
@@ -36,26 +48,46 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Why an item left the memory cache without being removed by the caller.
     public enum EvictionCause: String, Sendable { case count, cost, age, memoryPressure }
 
-    @usableFromInline let shards: [Locked<LRUList<Value>>]
+    /// The largest cost an item is charged (2^40); a larger cost counts as this.
+    public static var maximumCost: Int { 1 << 40 }
+
+    @usableFromInline let shards: [MemoryShard<Value>]
     @usableFromInline let shardMask: Int
     @usableFromInline let seed = UInt64.random(in: .min ... .max)
-    /// The limits (per cache, not per shard).
+    /// The limits (of the whole cache).
     public let limits: Limits
+    @usableFromInline let countLimit: Int
+    @usableFromInline let costLimit: Int
+    /// Milliseconds of the age limit; -1 when there is none.
+    @usableFromInline let ageMilliseconds: Int64
     @usableFromInline let clock: WallClock
     @usableFromInline let onEviction: (@Sendable (String, Value, EvictionCause) -> Void)?
+    /// Items held, over all shards.
+    @usableFromInline let itemCount = Atomic<Int>(0)
+    /// Sum of the held items' costs, over all shards.
+    @usableFromInline let costSum = Atomic<Int>(0)
+    /// The cache-wide use counter (see ``LRUList``).
+    @usableFromInline let useCounter = Atomic<UInt64>(0)
     private let ticker: BackgroundTicker?
 
     /// Creates an empty cache.
     /// - Parameters:
     ///   - shards: independently locked parts (rounded up to a power of two, 1 ... 64). Default 32.
-    ///   - onEviction: called (outside every lock) for each item a limit or memory pressure drops.
+    ///     Sharding changes neither the limits nor the eviction order, only how well threads
+    ///     run side by side.
+    ///   - clock: the source of access times for the age limit and ``trim(toAge:)``.
+    ///   - onEviction: called (outside every lock, on the thread that caused it) for each item a
+    ///     limit or memory pressure drops.
     public init(limits: Limits = Limits(), shards: Int = 32, clock: WallClock = .system,
                 onEviction: (@Sendable (String, Value, EvictionCause) -> Void)? = nil) {
         var n = 1
         while n < min(max(shards, 1), 64) { n *= 2 }
-        self.shards = (0..<n).map { _ in Locked(LRUList<Value>()) }
+        self.shards = (0..<n).map { _ in MemoryShard<Value>() }
         self.shardMask = n - 1
         self.limits = limits
+        self.countLimit = limits.countLimit.map { max(0, $0) } ?? .max
+        self.costLimit = limits.costLimit.map { max(0, $0) } ?? .max
+        self.ageMilliseconds = limits.ageLimit.map { max(0, $0.milliseconds) } ?? -1
         self.clock = clock
         self.onEviction = onEviction
         if let interval = limits.autoTrimInterval {
@@ -74,113 +106,159 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     deinit { ticker?.stop() }
 
     @inlinable @inline(__always)
-    func shard(_ key: String) -> Locked<LRUList<Value>> {
+    func shard(_ key: String) -> MemoryShard<Value> {
         if shardMask == 0 { return shards[0] }
         let h = withUTF8(key) { cask_hash64($0.baseAddress, $0.count, seed) }
         return shards[Int(truncatingIfNeeded: h) & shardMask]
     }
 
-    private var shardCountLimit: Int? { limits.countLimit.map { ($0 + shardMask) / (shardMask + 1) } }
-    private var shardCostLimit: Int? { limits.costLimit.map { ($0 + shardMask) / (shardMask + 1) } }
-    @usableFromInline var ageMilliseconds: Int64 { limits.ageLimit?.milliseconds ?? 0 }
+    @inlinable @inline(__always)
+    func nextUse() -> UInt64 { useCounter.wrappingAdd(1, ordering: .relaxed).newValue }
+
+    @inlinable @inline(__always)
+    func isAgedOut(accessTime: Int64, now: Int64) -> Bool {
+        ageMilliseconds >= 0 && now - accessTime > ageMilliseconds
+    }
 
     // MARK: Access
 
-    /// The value for `key`, or nil (absent or older than the age limit). Makes it the most
-    /// recently used.
+    /// The value for `key`, or nil (absent, or not used for longer than the age limit: such an
+    /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        let age = ageMilliseconds
-        let now = age > 0 ? clock.milliseconds() : 0
-        var expired: Value?
-        let found: Value? = shard(key).withLock { list in
+        let now = clock.milliseconds()
+        let use = nextUse()
+        let shard = shard(key)
+        var expired: LRUList<Value>.Node?
+        let found: Value? = shard.list.withLock { list in
             guard let i = list.position(of: key) else { return nil }
-            if age > 0 && now - list.node(i).accessTime > age {
-                expired = list.remove(key)?.value
+            if isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now) {
+                expired = list.remove(key)
+                shard.publishOldest(list)
                 return nil
             }
-            _ = list.touch(key, now: now)
-            return list.node(i).value
+            list.touch(i, now: now, stamp: use)
+            if list.tail == i || list.nodes[Int(i)].next < 0 { shard.publishOldest(list) }
+            return list.nodes[Int(i)].value
         }
-        if let expired { onEviction?(key, expired, .age) }
+        if let expired {
+            account(removedCount: 1, removedCost: expired.cost)
+            onEviction?(key, expired.value!, .age)
+        }
         return found
     }
 
-    /// Stores `value` as the most recently used item, then drops least recently used items while
-    /// the shard is over its count or cost limit.
-    public func setValue(_ value: Value, forKey key: String, cost: Int = 0) {
-        let now = limits.ageLimit != nil ? clock.milliseconds() : 0
-        let countLimit = shardCountLimit, costLimit = shardCostLimit
-        var evicted: [(String, Value, EvictionCause)] = []
-        shard(key).withLock { list in
-            list.set(key, value, cost: max(0, cost), now: now)
-            while let c = countLimit, list.count > c, let n = list.removeLeastRecentlyUsed() {
-                evicted.append((n.key, n.value!, .count))
-            }
-            while let c = costLimit, list.totalCost > c, list.count > 0, let n = list.removeLeastRecentlyUsed() {
-                evicted.append((n.key, n.value!, .cost))
-            }
+    /// Stores `value` as the most recently used item, then removes the least recently used
+    /// items of the whole cache while it is over its count or cost limit.
+    ///
+    /// - Parameter cost: what the item counts against `costLimit` (negative counts as 0, above
+    ///   ``maximumCost`` as ``maximumCost``).
+    /// - Returns: false when the item was refused because its cost alone is above `costLimit`
+    ///   (or `countLimit` is 0). A refused item evicts nothing, and any older value of `key`
+    ///   is removed (the cache never answers with a value older than the last one set).
+    @inlinable
+    @discardableResult
+    public func setValue(_ value: Value, forKey key: String, cost: Int = 0) -> Bool {
+        let cost = min(max(0, cost), Self.maximumCost)
+        guard cost <= costLimit && countLimit > 0 else {
+            removeValue(forKey: key)
+            return false
         }
-        if let onEviction { for (k, v, c) in evicted { onEviction(k, v, c) } }
+        let now = clock.milliseconds()
+        let use = nextUse()
+        let shard = shard(key)
+        let replaced: LRUList<Value>.Node? = shard.list.withLock { list in
+            var old: LRUList<Value>.Node?
+            if let i = list.position(of: key) { old = list.nodes[Int(i)] }
+            list.set(key, value, cost: cost, now: now, stamp: use)
+            shard.publishOldest(list)
+            return old
+        }
+        if let replaced {
+            costSum.wrappingAdd(cost &- replaced.cost, ordering: .relaxed)
+        } else {
+            itemCount.wrappingAdd(1, ordering: .relaxed)
+            costSum.wrappingAdd(cost, ordering: .relaxed)
+        }
+        if itemCount.load(ordering: .relaxed) > countLimit || costSum.load(ordering: .relaxed) > costLimit {
+            enforceLimits()
+        }
+        return true
     }
 
     /// Removes `key`; returns its value.
+    @inlinable
     @discardableResult
     public func removeValue(forKey key: String) -> Value? {
-        shard(key).withLock { $0.remove(key)?.value }
+        let shard = shard(key)
+        let removed = shard.list.withLock { list -> LRUList<Value>.Node? in
+            let n = list.remove(key)
+            if n != nil { shard.publishOldest(list) }
+            return n
+        }
+        guard let removed else { return nil }
+        account(removedCount: 1, removedCost: removed.cost)
+        return removed.value
     }
 
-    /// Whether `key` is held (and not aged out). Does not change the LRU order.
+    /// Whether `key` is held and not past the age limit. Not a use: the LRU order does not change.
     public func contains(_ key: String) -> Bool {
-        let age = ageMilliseconds
-        let now = age > 0 ? clock.milliseconds() : 0
-        return shard(key).withLock { list in
+        let now = clock.milliseconds()
+        return shard(key).list.withLock { list in
             guard let i = list.position(of: key) else { return false }
-            return age == 0 || now - list.node(i).accessTime <= age
+            return !isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now)
         }
     }
 
-    /// Removes every item.
+    /// Removes every item (no eviction events).
     public func removeAll() {
-        for s in shards { s.withLock { $0.removeAll() } }
+        _ = removeEverything()
     }
 
-    /// Number of items.
-    public var count: Int { shards.reduce(0) { $0 + $1.withLock { $0.count } } }
+    /// Number of items held (items past the age limit that nobody looked up yet included).
+    public var count: Int { itemCount.load(ordering: .relaxed) }
 
-    /// Sum of the items' costs.
-    public var totalCost: Int { shards.reduce(0) { $0 + $1.withLock { $0.totalCost } } }
+    /// Sum of the held items' costs.
+    public var totalCost: Int { costSum.load(ordering: .relaxed) }
 
     // MARK: Trimming
 
-    private func trim(_ cause: EvictionCause, while shouldRemove: (LRUList<Value>) -> Bool) {
-        var evicted: [(String, Value)] = []
-        for s in shards {
-            s.withLock { list in
-                while list.count > 0 && shouldRemove(list), let n = list.removeLeastRecentlyUsed() {
-                    evicted.append((n.key, n.value!))
+    /// Removes least recently used items until at most `count` remain (0 when negative).
+    public func trim(toCount count: Int) {
+        var evicted: [(String, Value, EvictionCause)] = []
+        while itemCount.load(ordering: .relaxed) > max(0, count), let n = evictLeastRecentlyUsed() {
+            evicted.append((n.key, n.value!, .count))
+        }
+        notify(evicted)
+    }
+
+    /// Removes least recently used items until the total cost is at most `cost` (0 when negative).
+    public func trim(toCost cost: Int) {
+        var evicted: [(String, Value, EvictionCause)] = []
+        while costSum.load(ordering: .relaxed) > max(0, cost), let n = evictLeastRecentlyUsed() {
+            evicted.append((n.key, n.value!, .cost))
+        }
+        notify(evicted)
+    }
+
+    /// Removes items not read or written within `age` (by the cache's clock, to the millisecond:
+    /// an item used exactly `age` ago stays). Works with or without an age limit.
+    public func trim(toAge age: Duration) {
+        let cutoff = clock.milliseconds() - max(0, age.milliseconds)
+        var evicted: [(String, Value, EvictionCause)] = []
+        var removedCost = 0
+        for shard in shards {
+            shard.list.withLock { list in
+                // Within a shard the list is in order of use, so the aged items are at its end.
+                while list.tail >= 0 && list.nodes[Int(list.tail)].accessTime < cutoff, let n = list.removeLeastRecentlyUsed() {
+                    evicted.append((n.key, n.value!, .age))
+                    removedCost &+= n.cost
                 }
+                shard.publishOldest(list)
             }
         }
-        if let onEviction { for (k, v) in evicted { onEviction(k, v, cause) } }
-    }
-
-    /// Removes least recently used items until at most `count` remain (shared evenly by shards).
-    public func trim(toCount count: Int) {
-        let perShard = (max(0, count) + shardMask) / (shardMask + 1)
-        trim(.count) { $0.count > perShard }
-    }
-
-    /// Removes least recently used items until the total cost is at most `cost`.
-    public func trim(toCost cost: Int) {
-        let perShard = (max(0, cost) + shardMask) / (shardMask + 1)
-        trim(.cost) { $0.totalCost > perShard }
-    }
-
-    /// Removes items not read or written within `age`.
-    public func trim(toAge age: Duration) {
-        let cutoff = clock.milliseconds() - age.milliseconds
-        trim(.age) { $0.node($0.tail).accessTime < cutoff }
+        account(removedCount: evicted.count, removedCost: removedCost)
+        notify(evicted)
     }
 
     /// Removes items past the age limit (the automatic trim does this).
@@ -188,16 +266,98 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         if let age = limits.ageLimit { trim(toAge: age) }
     }
 
-    /// Frees memory when the system asks: removes every item. On Apple platforms the facade
-    /// wires this to the system's memory-pressure source; on Linux the app calls it.
+    /// Frees memory when the system asks: removes every item (with `.memoryPressure` events).
+    /// On Apple platforms the facade wires this to the system's memory-pressure source; on
+    /// Linux the app calls it.
     public func handleMemoryPressure() {
-        var evicted: [(String, Value)] = []
-        for s in shards {
-            s.withLock { list in
-                while let n = list.removeLeastRecentlyUsed() { evicted.append((n.key, n.value!)) }
+        notify(removeEverything().map { ($0.key, $0.value!, .memoryPressure) })
+    }
+
+    // MARK: Internals
+
+    /// Removes and returns every node.
+    private func removeEverything() -> [LRUList<Value>.Node] {
+        var removed: [LRUList<Value>.Node] = []
+        var removedCost = 0
+        for shard in shards {
+            shard.list.withLock { list in
+                while let n = list.removeLeastRecentlyUsed() {
+                    removedCost &+= n.cost
+                    removed.append(n)
+                }
+                list.removeAll()
+                shard.publishOldest(list)
             }
         }
-        if let onEviction { for (k, v) in evicted { onEviction(k, v, .memoryPressure) } }
+        account(removedCount: removed.count, removedCost: removedCost)
+        return removed
+    }
+
+    /// Evicts least recently used items while the cache is over a limit.
+    @usableFromInline
+    func enforceLimits() {
+        var evicted: [(String, Value, EvictionCause)] = []
+        while itemCount.load(ordering: .relaxed) > countLimit, let n = evictLeastRecentlyUsed() {
+            evicted.append((n.key, n.value!, .count))
+        }
+        while costSum.load(ordering: .relaxed) > costLimit, let n = evictLeastRecentlyUsed() {
+            evicted.append((n.key, n.value!, .cost))
+        }
+        notify(evicted)
+    }
+
+    /// Removes the least recently used item of the whole cache: the shard whose oldest item has
+    /// the lowest use number gives it up. Nil when the cache is empty.
+    private func evictLeastRecentlyUsed() -> LRUList<Value>.Node? {
+        var attempts = 0
+        while true {
+            var best = -1
+            var bestUse = UInt64.max
+            for (n, shard) in shards.enumerated() {
+                let use = shard.oldestUse.load(ordering: .relaxed)
+                if use < bestUse { best = n; bestUse = use }
+            }
+            guard best >= 0 else { return nil }
+            attempts += 1
+            let shard = shards[best]
+            let victim = shard.list.withLock { list -> LRUList<Value>.Node? in
+                // Another thread changed this shard since the scan: look again (a few times).
+                guard list.oldestStamp == bestUse || (attempts > 3 && list.count > 0) else { return nil }
+                let n = list.removeLeastRecentlyUsed()
+                shard.publishOldest(list)
+                return n
+            }
+            if let victim {
+                account(removedCount: 1, removedCost: victim.cost)
+                return victim
+            }
+        }
+    }
+
+    @usableFromInline
+    func account(removedCount: Int, removedCost: Int) {
+        itemCount.wrappingSubtract(removedCount, ordering: .relaxed)
+        costSum.wrappingSubtract(removedCost, ordering: .relaxed)
+    }
+
+    private func notify(_ evicted: [(String, Value, EvictionCause)]) {
+        if let onEviction { for (k, v, c) in evicted { onEviction(k, v, c) } }
+    }
+}
+
+/// One independently locked part of a ``MemoryCache``.
+@usableFromInline
+final class MemoryShard<Value>: Sendable {
+    @usableFromInline let list = Locked(LRUList<Value>())
+    /// The use number of the shard's least recently used item (`UInt64.max` when empty),
+    /// published under the shard's lock so that eviction can pick a shard without locking all.
+    @usableFromInline let oldestUse = Atomic<UInt64>(.max)
+
+    @usableFromInline init() {}
+
+    @inlinable @inline(__always)
+    func publishOldest(_ list: LRUList<Value>) {
+        oldestUse.store(list.oldestStamp, ordering: .relaxed)
     }
 }
 
