@@ -16,7 +16,7 @@ struct CaskCommand: ParsableCommand {
         commandName: "cask",
         abstract: "Inspect, verify, compact and benchmark Cask stores.",
         subcommands: [
-            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Torture.self, Fill.self, Bench.self, CompactionBench.self,
+            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Torture.self, Fill.self, ExitWithoutClose.self, Bench.self, CompactionBench.self,
         ]
     )
 }

@@ -11,16 +11,23 @@ import Synchronization
 /// let later = try await cache.value(User.self, forKey: "user:42") // the same, from a task
 /// ```
 ///
-/// Reads look in memory, then on disk (decoded and promoted to memory). Writes go to disk first
-/// and then to memory (write-through); a failed disk write leaves memory without the key.
-/// Every method is thread-safe; the `async` variants run the same work off the caller's
-/// executor. A value that cannot be decoded as the asked type throws ``CaskError/coding(key:reason:)``
-/// and is removed from both layers.
+/// **The disk layer decides what exists.** Writes go to disk first and then to memory
+/// (write-through; a failed disk write leaves memory without the key). Reads look in memory,
+/// then on disk (decoded and promoted to memory). A memory hit is answered only while the disk
+/// layer still holds that very record live, and counts as a use there too (LRU order, age
+/// limit): so an item that expired (TTL), aged out, was evicted by a disk limit or was changed
+/// through ``disk`` is never answered from memory. The memory layer's own limits only decide
+/// which decoded values stay in memory.
+///
+/// `Data` values are stored as their raw bytes, whichever method stores or reads them. A value
+/// that cannot be decoded as the asked type throws ``CaskError/typeMismatch(key:type:reason:)``
+/// and is kept (the disk layer checksums every record, so this is never damage).
+/// Every method is thread-safe; the `async` variants run the same work off the caller's executor.
 public final class Cache: Sendable {
     /// The disk layer.
     public let disk: DiskStore
-    /// The memory layer (decoded values; cost = encoded bytes).
-    public let memory: MemoryCache<any Sendable>
+    /// The memory layer: decoded values, each with the disk record it came from; cost = encoded bytes.
+    let memory: MemoryCache<MemoryItem>
     /// The options the cache was opened with.
     public let options: CacheOptions
     private let counters = Locked<(hits: UInt64, misses: UInt64)>((0, 0))
@@ -28,6 +35,12 @@ public final class Cache: Sendable {
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
     private let pressureSource: any DispatchSourceMemoryPressure
     #endif
+
+    /// A decoded value and the sequence number of the disk record it was decoded from.
+    struct MemoryItem: Sendable {
+        let value: any Sendable
+        let sequence: UInt64
+    }
 
     /// Opens (creating when missing) a cache whose disk layer lives in `directory`.
     /// - Throws: what ``DiskStore/init(directory:options:)`` throws.
@@ -43,11 +56,14 @@ public final class Cache: Sendable {
             }
         }
         self.disk = try DiskStore(directory: directory, options: disk)
-        var onEviction: (@Sendable (String, any Sendable, MemoryCache<any Sendable>.EvictionCause) -> Void)?
+        var onEviction: (@Sendable (String, MemoryItem, MemoryCache<MemoryItem>.EvictionCause) -> Void)?
         if let handler {
             onEviction = { key, _, cause in handler(.evicted(key: key, layer: .memory, cause: cause.rawValue)) }
         }
-        self.memory = MemoryCache<any Sendable>(limits: options.memory, onEviction: onEviction)
+        let m = options.memory
+        self.memory = MemoryCache<MemoryItem>(
+            limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
+            clock: options.disk.clock, onEviction: onEviction)
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory
@@ -77,10 +93,16 @@ public final class Cache: Sendable {
 
     // MARK: Typed values
 
-    /// Stores `value` (encoded with the cache's coder) in both layers.
+    /// Stores `value` in both layers: encoded with the cache's coder, or as its raw bytes when
+    /// it is `Data`.
     /// - Throws: ``CaskError/coding(key:reason:)`` when it cannot be encoded, or what
-    ///   ``DiskStore/setValue(_:forKey:timeToLive:isPinned:)`` throws (memory then holds nothing for the key).
-    public func setValue<T: Encodable & Sendable>(_ value: T, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws {
+    ///   ``DiskStore/setValue(_:forKey:timeToLive:isPinned:)`` throws (the key then keeps its
+    ///   previous value on disk, and memory holds nothing for it).
+    public func setValue<T: Encodable & Sendable>(_ value: T, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws(CaskError) {
+        if let bytes = value as? Data {
+            try store(bytes, data: bytes, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+            return
+        }
         let data: Data
         do { data = try options.coder.encode(value) } catch {
             throw CaskError.coding(key: key, reason: "\(error)")
@@ -88,59 +110,84 @@ public final class Cache: Sendable {
         try store(value, data: data, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
     }
 
-    /// The value for `key` decoded as `T`, or nil when absent or expired.
-    /// - Throws: ``CaskError/coding(key:reason:)`` when the stored bytes are not a `T` (the item
-    ///   is then removed), or an I/O error.
-    public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws -> T? {
-        if let cached = memory.value(forKey: key), let typed = cached as? T {
-            counters.withLock { $0.hits += 1 }
-            return typed
+    /// The value for `key` decoded as `T` (the raw bytes when `T` is `Data`), or nil when absent,
+    /// expired or evicted.
+    /// - Throws: ``CaskError/typeMismatch(key:type:reason:)`` when the stored bytes are not a
+    ///   `T` (the item is kept), or what ``DiskStore/value(forKey:)`` throws.
+    public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
+        if T.self == Data.self { return try data(forKey: key) as? T }
+        if let typed: T = try memoryHit(forKey: key) { return typed }
+        guard let (data, sequence) = try diskRecord(forKey: key) else { return nil }
+        let decoded: T
+        do { decoded = try options.coder.decode(T.self, from: data) } catch {
+            throw CaskError.typeMismatch(key: key, type: "\(T.self)", reason: "\(error)")
         }
-        counters.withLock { $0.misses += 1 }
-        guard let data = try disk.value(forKey: key) else { return nil }
-        do {
-            let decoded = try options.coder.decode(T.self, from: data)
-            memory.setValue(decoded, forKey: key, cost: data.count)
-            return decoded
-        } catch {
-            _ = try? removeValue(forKey: key)
-            throw CaskError.coding(key: key, reason: "\(error)")
-        }
+        memory.setValue(MemoryItem(value: decoded, sequence: sequence), forKey: key, cost: data.count)
+        return decoded
     }
 
     // MARK: Raw bytes
 
     /// Stores bytes as they are (no coding) in both layers.
-    public func setData(_ data: Data, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws {
+    /// - Throws: what ``DiskStore/setValue(_:forKey:timeToLive:isPinned:)`` throws.
+    public func setData(_ data: Data, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws(CaskError) {
         try store(data, data: data, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
     }
 
-    /// The bytes stored for `key`, or nil.
-    public func data(forKey key: String) throws -> Data? {
-        if let cached = memory.value(forKey: key) as? Data {
-            counters.withLock { $0.hits += 1 }
-            return cached
-        }
-        counters.withLock { $0.misses += 1 }
-        guard let data = try disk.value(forKey: key) else { return nil }
-        memory.setValue(data, forKey: key, cost: data.count)
+    /// The bytes stored for `key` (a `Codable` value's encoded form), or nil.
+    /// - Throws: what ``DiskStore/value(forKey:)`` throws.
+    public func data(forKey key: String) throws(CaskError) -> Data? {
+        if let cached: Data = try memoryHit(forKey: key) { return cached }
+        guard let (data, sequence) = try diskRecord(forKey: key) else { return nil }
+        memory.setValue(MemoryItem(value: data, sequence: sequence), forKey: key, cost: data.count)
         return data
     }
 
-    private func store(_ value: any Sendable, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws {
+    /// The memory layer's value for `key` when it is a `T` and its disk record is still the
+    /// live one (which the disk layer then counts as used). A stale copy is dropped.
+    private func memoryHit<T>(forKey key: String) throws(CaskError) -> T? {
+        guard let item = memory.value(forKey: key), let typed = item.value as? T else { return nil }
+        guard try disk.touch(key) == item.sequence else {
+            memory.removeValue(forKey: key)
+            return nil
+        }
+        counters.withLock { $0.hits += 1 }
+        return typed
+    }
+
+    /// The disk layer's bytes for `key` and their record's sequence number; nil (and nothing
+    /// in memory) when the disk holds no live value.
+    private func diskRecord(forKey key: String) throws(CaskError) -> (Data, UInt64)? {
+        counters.withLock { $0.misses += 1 }
+        guard let found = try disk.withRecord(forKey: key, { bytes, sequence in (Data(bytes), sequence) }) else {
+            memory.removeValue(forKey: key)
+            return nil
+        }
+        return found
+    }
+
+    private func store(_ value: any Sendable, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
         emit(.willAdd(key: key))
         memory.removeValue(forKey: key)
-        try disk.setValue(data, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
-        // TTL'd items stay on disk only, where expiry is enforced to the millisecond.
-        if timeToLive == nil { memory.setValue(value, forKey: key, cost: data.count) }
+        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+        }
+        let sequence = try written.get()
+        memory.setValue(MemoryItem(value: value, sequence: sequence), forKey: key, cost: data.count)
         emit(.didAdd(key: key))
+    }
+
+    /// Pins or unpins `key` (see ``DiskStore/setPinned(_:forKey:)``). Returns false when absent.
+    @discardableResult
+    public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
+        try disk.setPinned(pinned, forKey: key)
     }
 
     // MARK: Removal and queries
 
     /// Removes `key` from both layers. Returns true when it was stored.
     @discardableResult
-    public func removeValue(forKey key: String) throws -> Bool {
+    public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         emit(.willRemove(key: key))
         memory.removeValue(forKey: key)
         let removed = try disk.removeValue(forKey: key)
@@ -149,14 +196,14 @@ public final class Cache: Sendable {
     }
 
     /// Removes everything from both layers.
-    public func removeAll() throws {
+    public func removeAll() throws(CaskError) {
         memory.removeAll()
         try disk.removeAll()
         emit(.didRemoveAll)
     }
 
-    /// Whether `key` is stored (memory or disk). Not an access.
-    public func contains(_ key: String) -> Bool { memory.contains(key) || disk.contains(key) }
+    /// Whether `key` holds a live value (the disk layer decides). Not an access.
+    public func contains(_ key: String) -> Bool { disk.contains(key) }
 
     /// The disk layer's metadata for `key` (sizes, times, TTL left, pinned).
     public func metadata(forKey key: String) -> ItemMetadata? { disk.metadata(forKey: key) }
@@ -172,10 +219,10 @@ public final class Cache: Sendable {
     public func handleMemoryPressure() { memory.handleMemoryPressure() }
 
     /// Syncs the disk layer.
-    public func sync() throws { try disk.sync() }
+    public func sync() throws(CaskError) { try disk.sync() }
 
     /// Closes the disk layer; the cache cannot be used afterwards.
-    public func close() throws {
+    public func close() throws(CaskError) {
         #if canImport(Darwin)
         pressureSource.cancel()
         #endif
@@ -192,10 +239,7 @@ public final class Cache: Sendable {
 
     /// ``value(_:forKey:)`` off the caller's executor (a memory hit is answered directly).
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T? {
-        if let cached = memory.value(forKey: key) as? T {
-            counters.withLock { $0.hits += 1 }
-            return cached
-        }
+        if T.self != Data.self, let cached: T = try memoryHit(forKey: key) { return cached }
         return try await Self.offload { try self.value(type, forKey: key) }
     }
 

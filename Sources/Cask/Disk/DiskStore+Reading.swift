@@ -27,21 +27,30 @@ extension DiskStore {
     /// store's lock.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func withValue<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(CaskError) -> R? {
+        try withRecord(forKey: key) { bytes, _ in body(bytes) }
+    }
+
+    /// Marks `key` as read now (LRU order and age) without reading its value. Returns the
+    /// sequence number of its record, or nil when it holds no live value (absent, expired or
+    /// past the age limit: such an item is evicted now, as a read would). For the cache
+    /// facade, whose memory hits are reads of the disk layer's items too.
+    func touch(_ key: String) throws(CaskError) -> UInt64? {
+        let now = options.clock.milliseconds()
+        return try withUTF8(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> UInt64? in
+                guard !s.isClosed else { throw .closed }
+                return s.use(keyBytes, now: now)?.sequence
+            }
+        }
+    }
+
+    /// ``withValue(forKey:_:)`` that also hands `body` the record's sequence number.
+    func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, UInt64) -> R) throws(CaskError) -> R? {
         let now = options.clock.milliseconds()
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
-            let age = s.ageLimitMilliseconds
-            let found = s.index.withEntry(forKey: keyBytes) { e -> IndexEntry in
-                if StoreState.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }
-                return e
-            }
-            guard let entry = found else {
-                s.stats.misses += 1
-                return .miss
-            }
-            if let cause = StoreState.goneCause(entry, now: now, ageLimit: age) {
-                try? s.evict(keyBytes, cause: cause, now: now)
+            guard let entry = s.use(keyBytes, now: now) else {
                 s.stats.misses += 1
                 return .miss
             }
@@ -63,14 +72,14 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
         case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, body) }) { return result }
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry.sequence) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
             let size = entry.recordSize
             // `file` is held until the end of this scope: its mapping stays valid for `body`.
             if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
-                if let result = Self.deliver(mapped, key: key, entry: entry, body) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry.sequence) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -85,7 +94,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, body) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry.sequence) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)

@@ -62,6 +62,7 @@ public final class DiskStore: Sendable {
             ? CompactionWorker(interval: options.compaction.checkInterval) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
+        ExitFlush.register(self)
     }
 
     deinit {
@@ -79,61 +80,74 @@ public final class DiskStore: Sendable {
     ///   - isPinned: pinned items are exempt from TTL and age limits and evicted last.
     /// - Throws: ``CaskError/emptyKey``, ``CaskError/keyTooLong(length:maximum:)`` (over 1,024
     ///   UTF-8 bytes), ``CaskError/valueTooLarge(size:maximum:)`` (over `maximumValueSize`),
-    ///   ``CaskError/io(operation:path:errno:)``, ``CaskError/closed``. On a throw the key keeps
-    ///   its previous value.
+    ///   ``CaskError/exceedsByteLimit(key:size:budget:)`` (its record alone would take more than
+    ///   `byteLimit × liveRatio`: nothing is evicted for it), ``CaskError/io(operation:path:errno:)``,
+    ///   ``CaskError/closed``. On a throw the key keeps its previous value.
     public func setValue(
         _ value: some ContiguousBytes,
         forKey key: String,
         timeToLive: Duration? = nil,
         isPinned: Bool = false
     ) throws(CaskError) {
-        let result: Result<Void, CaskError> = value.withUnsafeBytes { raw in
+        let result: Result<UInt64, CaskError> = value.withUnsafeBytes { raw in
             Result { () throws(CaskError) in try put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
         }
-        try result.get()
+        _ = try result.get()
     }
 
-    private func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
+    /// Appends the value's record and installs it; returns its sequence number.
+    @discardableResult
+    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> UInt64 {
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
         }
         let compressed = Compression.compress(value, policy: options.compression)
         let now = options.clock.milliseconds()
-        let expiry = timeToLive.map { now + max(0, $0.milliseconds) } ?? 0
+        // An expiry past the index's range (year 10889) is the same as none in practice; it is
+        // clamped, never wrapped.
+        let expiry: Int64 = timeToLive.map { ttl -> Int64 in
+            let (sum, overflow) = now.addingReportingOverflow(max(0, ttl.milliseconds))
+            return overflow ? IndexEntry.maximumTime : min(max(1, sum), IndexEntry.maximumTime)
+        } ?? 0
+        if let budget = options.limits.byteLimit.map({ Int64(Double($0) * options.limits.liveRatio) }) {
+            let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
+            guard Int64(size) <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
+        }
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
         if options.durability == .everyWrite {
-            let ticket: UInt64
+            let ticket: (ticket: UInt64, sequence: UInt64)
             do {
                 ticket = try withKeyBytes(key) { keyBytes throws(CaskError) in
                 try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
-                    try state.withLock { s throws(CaskError) -> UInt64 in
+                    try state.withLock { s throws(CaskError) -> (ticket: UInt64, sequence: UInt64) in
                         guard !s.isClosed else { throw .closed }
                         let entry = try s.appendRecord(
                             kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
                             flags: flags, expiry: expiry, now: now)
-                        return s.awaitSync(entry, key: keyBytes)
+                        return (s.awaitSync(entry, key: keyBytes), entry.sequence)
                     }
                 }
                 }
             }
-            try commit(ticket)
-            return
+            try commit(ticket.ticket)
+            return ticket.sequence
         }
-        let deferred = try withKeyBytes(key) { keyBytes throws(CaskError) in
+        let (sequence, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
-                try state.withLock { s throws(CaskError) -> StoreState.Deferred in
+                try state.withLock { s throws(CaskError) -> (UInt64, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
                     let entry = try s.appendRecord(
                         kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
                         flags: flags, expiry: expiry, now: now)
                     s.install(entry, forKey: keyBytes)
-                    s.enforceLimits(now: now)
-                    return s.takeDeferred()
+                    s.enforceLimits(now: now, written: keyBytes)
+                    return (entry.sequence, s.takeDeferred())
                 }
             }
         }
         if !deferred.isEmpty { finish(deferred) }
+        return sequence
     }
 
     /// Waits until the durable write `ticket` is settled, running the group commit's sync itself
@@ -333,6 +347,7 @@ public final class DiskStore: Sendable {
     /// Syncs, writes the active segment's hint file (so the next open reads no segment), and
     /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
     public func close() throws(CaskError) {
+        ExitFlush.unregister(self)
         ticker.stop()
         compactor?.stop()
         compactionLock.withLock { _ in }   // let a running pass finish
@@ -348,6 +363,19 @@ public final class DiskStore: Sendable {
             s.segments = [:]
         } }
         lock.release()
+    }
+
+    /// At a normal process exit (``ExitFlush``): hands buffered records to the OS and, unless the
+    /// mode is `.none`, syncs them, so that every acknowledged write outlives the process.
+    func flushForExit() {
+        state.withLock { s in
+            guard !s.isClosed else { return }
+            do throws(CaskError) {
+                if options.durability == .none { try s.flush() } else { try s.syncActive() }
+            } catch {
+                options.logger.error("could not keep buffered writes of \(directory) at exit: \(error)")
+            }
+        }
     }
 
     /// Waits until background hint writes queued so far are done (for tests and tools that need

@@ -79,6 +79,7 @@ public struct StoreOptions: Sendable {
             throw .invalidOption("byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes)")
         }
         if let c = limits.countLimit, c < 1 { throw .invalidOption("countLimit must be at least 1") }
+        if let a = limits.ageLimit, a < .milliseconds(1) { throw .invalidOption("ageLimit must be at least 1 ms") }
         guard (0...Format.maximumValueLength) ~= maximumValueSize else {
             throw .invalidOption("maximumValueSize must be between 0 and \(Format.maximumValueLength)")
         }
@@ -86,9 +87,14 @@ public struct StoreOptions: Sendable {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// Whole milliseconds, rounded toward zero; saturates at `Int64.min` / `Int64.max` for
+    /// durations beyond ±292 million years.
     @usableFromInline var milliseconds: Int64 {
         let c = components
-        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
+        let (ms, overflow) = c.seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return c.seconds < 0 ? .min : .max }
+        let (sum, overflow2) = ms.addingReportingOverflow(c.attoseconds / 1_000_000_000_000_000)
+        if overflow2 { return c.seconds < 0 ? .min : .max }
+        return sum
     }
 }

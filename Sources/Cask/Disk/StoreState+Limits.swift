@@ -4,9 +4,9 @@
 /// tombstone, exactly like a removal, so that no compaction or crash can bring an older value
 /// of it back.
 extension StoreState {
-    /// Milliseconds of the age limit (0 = none), with a second of slack because access times are
-    /// kept to the second: an item is never aged out early.
-    var ageLimitMilliseconds: Int64 { limits.ageLimit.map { $0.milliseconds + 999 } ?? 0 }
+    /// Milliseconds of the age limit (0 = none; a limit is at least 1 ms). An item is gone once
+    /// more than this has passed since its last read or write.
+    var ageLimitMilliseconds: Int64 { limits.ageLimit.map { $0.milliseconds } ?? 0 }
 
     /// What a tombstone stores in its expiry field: the sequence number of the newest record it
     /// hides (format-spec.md, "Record"), 0 when there is none or it is unknown.
@@ -21,6 +21,22 @@ extension StoreState {
         if expiry != 0 && now >= expiry { return .timeToLive }
         if ageLimit > 0 && now - e.accessTime > ageLimit { return .age }
         return nil
+    }
+
+    /// The live entry of `key`, marked as used at `now`; nil when there is none. An item found
+    /// expired or past the age limit is evicted (with its cause) and gives nil.
+    mutating func use(_ key: UnsafeRawBufferPointer, now: Int64) -> IndexEntry? {
+        let age = ageLimitMilliseconds
+        let found = index.withEntry(forKey: key) { e -> IndexEntry in
+            if Self.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }
+            return e
+        }
+        guard let entry = found else { return nil }
+        if let cause = Self.goneCause(entry, now: now, ageLimit: age) {
+            try? evict(key, cause: cause, now: now)
+            return nil
+        }
+        return entry
     }
 
     /// Drops `key` with a tombstone and records the eviction. The tombstone need not be synced:
@@ -59,18 +75,26 @@ extension StoreState {
         return try sweep(now: now) { Self.goneCause($0, now: now, ageLimit: age) }
     }
 
-    /// Evicts items in LRU order (unpinned first, then least recently accessed, then oldest write)
-    /// until `isDone` holds. With `largestFirst`, the biggest records go first instead.
-    mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
+    /// Evicts items in LRU order until `isDone` holds: items already expired or past the age
+    /// limit first (with their own cause), then unpinned before pinned, then least recently
+    /// read or written (to the millisecond), then oldest write. With `largestFirst`, the biggest
+    /// records go first instead of the least recently used. `sparing` (the key a put just
+    /// wrote) is never chosen.
+    mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, sparing: UnsafeRawBufferPointer? = nil,
+                               until isDone: (StoreState) -> Bool) throws(CaskError) {
+        let age = ageLimitMilliseconds
         while !isDone(self) && !index.isEmpty {
-            // One 64-bit rank per key: pinned last; then access time in seconds (or size,
-            // descending); then the low 31 bits of the sequence (older writes first within a
-            // second), so that a sample gives a tight threshold even when most keys were
-            // touched in the same second.
+            // One 64-bit rank per key: gone items rank 0; then pinned last; then access time in
+            // milliseconds since 2020 (41 bits, until 2089; or size, descending); then the low
+            // 22 bits of the sequence (older writes first within a millisecond), so that a
+            // sample gives a tight threshold.
             func rank(_ e: IndexEntry) -> UInt64 {
+                if Self.goneCause(e, now: now, ageLimit: age) != nil { return 0 }
                 let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
-                let second = largestFirst ? UInt64(UInt32.max - UInt32(clamping: e.recordSize)) : UInt64(UInt32(clamping: (e.accessTime - IndexEntry.epochMilliseconds) / 1000))
-                return pinned | second << 31 | (e.sequence & 0x7FFF_FFFF)
+                let order = largestFirst
+                    ? UInt64(UInt32.max - UInt32(clamping: e.recordSize))
+                    : UInt64(min(max(0, e.accessTime - IndexEntry.epochMilliseconds), (1 << 41) - 1))
+                return pinned | order << 22 | (e.sequence & 0x3F_FFFF)
             }
             // Take a threshold from a sample so that only the likely victims are sorted.
             let n = index.count
@@ -88,7 +112,7 @@ extension StoreState {
             var keys: [UInt8] = []
             index.forEach { key, e in
                 let r = rank(e)
-                if r <= threshold {
+                if r <= threshold && !(sparing.map { $0.elementsEqual(key) } ?? false) {
                     candidates.append((r, keys.count, key.count))
                     keys.append(contentsOf: key)
                 }
@@ -98,18 +122,27 @@ extension StoreState {
             try keys.withBytes { all throws(CaskError) in
                 for c in candidates {
                     if isDone(self) { return }
-                    try evict(UnsafeRawBufferPointer(rebasing: all[c.offset..<(c.offset + c.length)]), cause: cause, now: now)
+                    let key = UnsafeRawBufferPointer(rebasing: all[c.offset..<(c.offset + c.length)])
+                    let gone = index.entry(forKey: key).flatMap { Self.goneCause($0, now: now, ageLimit: age) }
+                    try evict(key, cause: gone ?? cause, now: now)
                 }
             }
         }
     }
 
-    /// Applies the count and byte limits after a write, and notes when compaction is due.
-    mutating func enforceLimits(now: Int64) {
+    /// The most bytes one item's record may take under the byte limit: `byteLimit × liveRatio`
+    /// (nil without a byte limit). A bigger item is refused instead of evicting everything.
+    var itemByteBudget: Int64? {
+        limits.byteLimit.map { Int64(Double($0) * limits.liveRatio) }
+    }
+
+    /// Applies the count and byte limits after a write of `written` (never evicted by it), and
+    /// notes when compaction is due.
+    mutating func enforceLimits(now: Int64, written: UnsafeRawBufferPointer? = nil) {
         do {
             if let c = limits.countLimit, index.count > c {
                 let target = c - c / 100
-                try evictInOrder(cause: .count, now: now) { $0.index.count <= target }
+                try evictInOrder(cause: .count, now: now, sparing: written) { $0.index.count <= target }
             }
             if let b = limits.byteLimit {
                 // Hint files grow with the live records too (about 40 bytes each): the live
@@ -121,7 +154,7 @@ extension StoreState {
                     // Evict 2% below the target, so that the index walk of a batch is paid once
                     // per 2% of the live set written, not per put.
                     let target = liveTarget - liveTarget / 50
-                    try evictInOrder(cause: .size, now: now) { $0.liveBytes <= target }
+                    try evictInOrder(cause: .size, now: now, sparing: written) { $0.liveBytes <= target }
                 }
                 if fileBytes > b { wantsCompaction = true }
             }
