@@ -42,7 +42,9 @@ import Testing
     @Test func timesKeepTheirPrecision() {
         var e = entry(1)
         e.accessTime = 1_800_000_123_456
-        #expect(e.accessTime == 1_800_000_123_000)
+        #expect(e.accessTime == 1_800_000_123_456)       // to the millisecond (issue 12)
+        e.accessTime = Int64.max
+        #expect(e.accessTime == IndexEntry.maximumTime)   // clamped, never wrapped
         let exact = IndexEntry(segment: 1, offset: 2, storedLength: 3, originalLength: 3, sequence: 1 << 40,
                                writeTime: 0, expiry: 1_800_000_000_123, accessTime: 0, flags: 0, keyLength: 1)
         #expect(exact.expiry == 1_800_000_000_123)

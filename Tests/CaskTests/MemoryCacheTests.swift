@@ -104,13 +104,25 @@ struct User: Codable, Equatable, Sendable {
         #expect(try cache.value(Int.self, forKey: "answer") == 7)
     }
 
-    @Test func aValueThatCannotBeDecodedIsReportedAndDropped() throws {
+    /// Reading with the wrong type is the caller's mistake: a typed error, and the item stays.
+    @Test func aTypeMismatchThrowsAndKeepsTheItem() throws {
         let dir = TemporaryDirectory()
         let cache = try makeCache(dir)
         try cache.setData(Data("not json".utf8), forKey: "k")
-        cache.handleMemoryPressure()
-        #expect(throws: CaskError.self) { try cache.value(User.self, forKey: "k") }
-        #expect(cache.contains("k") == false)
+        try cache.setValue(User(id: 1, name: "Ada", tags: []), forKey: "u")
+        for _ in 0..<2 {   // from disk, then with the User in memory
+            do {
+                _ = try cache.value(User.self, forKey: "k")
+                Issue.record("decoding bytes as a User succeeded")
+            } catch {
+                guard case .typeMismatch(let key, let type, _) = error else { Issue.record("got \(error)"); continue }
+                #expect(key == "k" && type == "User")
+            }
+            #expect(throws: CaskError.self) { try cache.value(Int.self, forKey: "u") }
+            cache.handleMemoryPressure()
+        }
+        #expect(try cache.data(forKey: "k") == Data("not json".utf8))
+        #expect(try cache.value(User.self, forKey: "u")?.name == "Ada")
     }
 
     @Test func eventsFireOnceEachInOrder() throws {
