@@ -61,7 +61,7 @@ def parse_segment_header(b):
     version, kind, flags, _res, seg_id, min_seq, seq_limit = struct.unpack_from("<IBBHQQQ", b, 8)
     if version > VERSION:
         raise SystemExit(f"format version {version} is newer than this reader ({VERSION})")
-    if kind not in (1, 2) or flags & ~1:
+    if version < 1 or kind not in (1, 2) or flags & ~1:
         return None
     return {"id": seg_id, "kind": kind, "clears_older": bool(flags & 1),
             "min_seq": min_seq, "seq_limit": seq_limit}
