@@ -20,7 +20,7 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 1
+VERSION = 2          # reads versions 1 and 2 (2 added pin records, kind 3)
 SEGMENT_HEADER = 48
 RECORD_HEADER = 40
 HINT_HEADER = 48
@@ -61,7 +61,7 @@ def parse_segment_header(b):
     version, kind, flags, _res, seg_id, min_seq, seq_limit = struct.unpack_from("<IBBHQQQ", b, 8)
     if version > VERSION:
         raise SystemExit(f"format version {version} is newer than this reader ({VERSION})")
-    if kind not in (1, 2) or flags & ~1:
+    if version < 1 or kind not in (1, 2) or flags & ~1:
         return None
     return {"id": seg_id, "kind": kind, "clears_older": bool(flags & 1),
             "min_seq": min_seq, "seq_limit": seq_limit}
@@ -73,13 +73,16 @@ def decode_record(b, off):
     if len(b) - off < RECORD_HEADER:
         return None
     crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
-    if kind not in (1, 2) or flags & ~3:
+    if kind not in (1, 2, 3) or flags & ~3:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
         return None
     compressed = bool(flags & 1)
     if kind == 2:
         if slen or olen or flags:
+            return None
+    elif kind == 3:      # pin record: no value, only the pinned flag
+        if slen or olen or flags & ~2:
             return None
     elif compressed:
         if slen == 0 or olen == 0:
@@ -126,7 +129,7 @@ def parse_hint(b, seg_id, seg_size):
     if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
         return None
     version, _r, hid, hsize, count = struct.unpack_from("<IIQQQ", b, 8)
-    if version > VERSION or hid != seg_id or hsize != seg_size:
+    if version > VERSION or version < 1 or hid != seg_id or hsize != seg_size:
         return None
     body_end = len(b) - 8
     if b[body_end + 4:] != HINT_END or masked(crc32c(b[HINT_HEADER:body_end])) != struct.unpack_from("<I", b, body_end)[0]:
@@ -136,8 +139,10 @@ def parse_hint(b, seg_id, seg_size):
         if off + HINT_ENTRY > body_end:
             return None
         seq, roff, wtime, expiry, atime, kind, flags, klen, slen, olen = struct.unpack_from("<QQqqqBBHII", b, off)
-        if kind not in (1, 2) or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
+        if kind not in (1, 2, 3) or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
                 or roff + RECORD_HEADER + klen + slen > seg_size or off + HINT_ENTRY + klen > body_end:
+            return None
+        if kind == 3 and (slen or olen or flags & ~2):
             return None
         entries.append({"seq": seq, "offset": roff, "write": wtime, "expiry": expiry, "access": atime,
                         "kind": kind, "flags": flags, "key": b[off + HINT_ENTRY:off + HINT_ENTRY + klen],
@@ -161,6 +166,7 @@ def read_store(directory):
     last_log = max([i for i in order if segments[i][1] is None or segments[i][1]["kind"] == 1], default=None)
 
     newest = {}          # key -> (seq, info)
+    pins = []            # (seq, key, target seq, pinned): pin records, applied after all (step 4)
     bound = 0            # salvage bound (spec step 7)
     problems = []
     for pos, i in enumerate(order):
@@ -171,6 +177,9 @@ def read_store(directory):
             entries = parse_hint(open(hint_path, "rb").read(), i, len(data))
         if entries is not None:
             for e in entries:
+                if e["kind"] == 3:
+                    pins.append((e["seq"], e["key"], e["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(e["flags"] & 2)))
+                    continue
                 rec = decode_record(data, e["offset"])
                 info = {"kind": e["kind"], "flags": e["flags"], "write": e["write"], "expiry": e["expiry"],
                         "segment": i, "offset": e["offset"], "original_length": e["original_length"],
@@ -188,6 +197,9 @@ def read_store(directory):
             records = [r for r in records if r["offset"] < tail]
             damage = []
         for r in records:
+            if r["kind"] == 3:
+                pins.append((r["seq"], r["key"], r["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(r["flags"] & 2)))
+                continue
             info = {"kind": r["kind"], "flags": r["flags"], "write": r["write"], "expiry": r["expiry"],
                     "segment": i, "offset": r["offset"], "original_length": r["original_length"],
                     "stored_length": len(r["stored"]), "record": r}
@@ -203,6 +215,12 @@ def read_store(directory):
                 later = [segments[j][1]["min_seq"] for j in order[pos + 1:] if segments[j][1] and segments[j][1]["kind"] == 1]
                 b = later[0] if later else (1 << 64) - 1
             bound = max(bound, b)
+    # Pin records, in sequence order, set or clear the pinned flag of the value record they
+    # name while it is still the key's newest record (spec: "Recovery on open", step 4).
+    for seq, key, target, pinned in sorted(pins, key=lambda p: p[0]):
+        if key in newest and newest[key][0] == target and newest[key][1]["kind"] == 1:
+            info = newest[key][1]
+            info["flags"] = (info["flags"] | 2) if pinned else (info["flags"] & ~2)
     return newest, bound, problems
 
 

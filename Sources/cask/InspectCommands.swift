@@ -174,9 +174,15 @@ struct Dump: ParsableCommand {
         } else {
             print("segment header DAMAGED")
         }
-        print(Formatting.table(["OFFSET", "SIZE", "SEQ", "KIND", "FLAGS", "STORED", "ORIGINAL", "KEY"], dump.records.map {
-            [String($0.offset), String($0.size), String($0.sequence), $0.kind,
-             ($0.compressed ? "lz4 " : "") + ($0.pinned ? "pinned" : ""), String($0.storedLength), String($0.originalLength), $0.key]
+        print(Formatting.table(["OFFSET", "SIZE", "SEQ", "KIND", "FLAGS", "STORED", "ORIGINAL", "KEY"], dump.records.map { r -> [String] in
+            let flags: String
+            if let target = r.pinTarget {
+                flags = (r.pinned ? "pins" : "unpins") + " seq \(target)"   // a pin record
+            } else {
+                flags = (r.compressed ? "lz4 " : "") + (r.pinned ? "pinned" : "")
+            }
+            return [String(r.offset), String(r.size), String(r.sequence), r.kind, flags,
+                    String(r.storedLength), String(r.originalLength), r.key]
         }))
         for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
     }

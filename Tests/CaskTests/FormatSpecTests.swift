@@ -9,10 +9,56 @@ import Testing
     @Test func segmentHeaderMatchesTheSpecExample() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         #expect(hex(header.encoded()) == """
-            43 41 53 4b 53 45 47 00 01 00 00 00 01 00 00 00 \
+            43 41 53 4b 53 45 47 00 02 00 00 00 01 00 00 00 \
             01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 \
-            00 00 00 00 00 00 00 00 7a 17 65 4f 00 00 00 00
+            00 00 00 00 00 00 00 00 4c 8c db f0 00 00 00 00
             """)
+    }
+
+    /// The same header as written by a version-1 writer (the spec's note) still parses.
+    @Test func versionOneSegmentHeaderIsRead() {
+        let bytes: [UInt8] = [
+            0x43, 0x41, 0x53, 0x4b, 0x53, 0x45, 0x47, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+            0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7a, 0x17, 0x65, 0x4f, 0x00, 0x00, 0x00, 0x00]
+        guard case .valid(let h) = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-1 header is not read")
+            return
+        }
+        #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
+        // Version 3 is refused as newer.
+        var v3 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v3[8] = 3
+        let crc = v3.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v3[40 + i] = $0[i] } }
+        guard case .newerVersion(3) = v3.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-3 header is not refused")
+            return
+        }
+    }
+
+    @Test func pinRecordMatchesTheSpecExample() {
+        let key = Array("greeting".utf8)
+        let header = RecordHeader(sequence: 8, writeTime: 1_800_000_060_000, expiry: 7, kind: .pin, flags: Format.RecordFlag.pinned,
+                                  keyLength: key.count, storedLength: 0, originalLength: 0)
+        var out = [UInt8](repeating: 0, count: header.encodedSize)
+        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { RecordCodec.encode(header, key: k, value: UnsafeRawBufferPointer(start: nil, count: 0), into: $0) } }
+        #expect(hex(out) == """
+            ad 71 54 4a 08 00 00 00 00 00 00 00 60 3a 5d 18 \
+            a3 01 00 00 07 00 00 00 00 00 00 00 03 02 08 00 \
+            00 00 00 00 00 00 00 00 67 72 65 65 74 69 6e 67
+            """)
+        guard case .record(let decoded) = out.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) else {
+            Issue.record("the example does not decode")
+            return
+        }
+        #expect(decoded.kind == .pin && decoded.pinTarget == 7 && decoded.isPinned && decoded.storedLength == 0)
+        // Rule 3: a pin record with a value, or with the compressed flag, is invalid.
+        var compressedFlag = out
+        compressedFlag[29] = 3
+        let crc = compressedFlag.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { compressedFlag[i] = $0[i] } }
+        if case .record = compressedFlag.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) { Issue.record("a compressed pin record decoded") }
     }
 
     @Test func recordMatchesTheSpecExample() {

@@ -42,6 +42,9 @@ import Testing
                 let value = i % 3 == 0 ? rng.compressible(600 + Int(rng.next() % 900)) : rng.random(Int(rng.next() % 200))
                 try store.setValue(value, forKey: key, timeToLive: i % 11 == 0 ? .seconds(3600) : nil, isPinned: i % 13 == 0)
                 values[key] = value
+                // Pin records (format version 2): some pin or unpin the value just written, some
+                // of those values are overwritten later (the pin record is then dead).
+                if i % 7 == 2 { try store.setPinned(i % 2 == 0, forKey: key) }
                 if i % 9 == 0 { try store.removeValue(forKey: "key/\((i + 5) % 90)-ü"); values["key/\((i + 5) % 90)-ü"] = nil }
             }
             try store.setValue(Data("gone".utf8), forKey: "expired", timeToLive: .milliseconds(1))

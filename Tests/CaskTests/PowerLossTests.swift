@@ -31,6 +31,8 @@ func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operatio
         do {
             if let value { try store.setValue(value, forKey: key) } else { try store.removeValue(forKey: key) }
             oracle.acknowledge(op)
+            // Pins and unpins now and then (no draw from `rng`: the workload's values stay the same).
+            if i % 11 == 3 { try store.setPinned(i % 2 == 0, forKey: "key-\(i % 60)") }
             if everyWrite { oracle.markDurable() }
             if !everyWrite && (i + 1) % syncEvery == 0 {
                 try store.sync()

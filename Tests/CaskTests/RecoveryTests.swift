@@ -194,7 +194,7 @@ func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
         var file = try Data(contentsOf: URL(fileURLWithPath: segment))
         file.replaceSubrange(0..<48, with: bytes)
         try file.write(to: URL(fileURLWithPath: segment))
-        #expect(throws: CaskError.unsupportedFormatVersion(file: segment, found: 9, supported: 1)) {
+        #expect(throws: CaskError.unsupportedFormatVersion(file: segment, found: 9, supported: Format.version)) {
             _ = try DiskStore(directory: dir.path, options: options())
         }
         // Nothing was changed by the failed open.

@@ -7,7 +7,7 @@ import Testing
 /// under every crash model (CrashMonkey's finding: nearly all crash bugs need three operations
 /// or fewer).
 @Suite struct ShortSequenceTests {
-    enum Op: String, CaseIterable { case putSmall, putCrossingSegment, delete, overwrite, sync, compact, reopen }
+    enum Op: String, CaseIterable { case putSmall, putCrossingSegment, delete, overwrite, pin, sync, compact, reopen }
 
     /// Runs `ops` after a synced base state; returns the oracle. Stops at the first failure.
     static func run(_ ops: [Op], fs: SimulatedFileSystem, crashAt: Int?) -> CrashOracle {
@@ -36,6 +36,7 @@ import Testing
                     try store.removeValue(forKey: "b")
                     oracle.acknowledge(id)
                 case .overwrite: try put("a", Data("overwritten \(i)".utf8))
+                case .pin: try store.setPinned(i % 2 == 0, forKey: "a")   // changes no value
                 case .sync:
                     try store.sync()
                     oracle.markDurable()

@@ -34,7 +34,10 @@ struct Compactor {
         let offset: Int
         let size: Int
         let isTombstone: Bool
-        /// For a tombstone: the newest sequence it hides (0 = unknown).
+        /// A pin record (kept only while it is its key's live pin record).
+        let isPin: Bool
+        /// For a tombstone: the newest sequence it hides (0 = unknown). For a pin record: the
+        /// sequence of the value record it modifies.
         let hides: UInt64
         var accessTime: Int64
     }
@@ -118,7 +121,8 @@ struct Compactor {
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
                     records.append(Kept(sequence: h.sequence, input: n, offset: offset, size: h.encodedSize,
-                                        isTombstone: h.isTombstone, hides: h.isTombstone ? UInt64(bitPattern: h.expiry) : 0,
+                                        isTombstone: h.isTombstone, isPin: h.isPin,
+                                        hides: h.isTombstone || h.isPin ? UInt64(bitPattern: h.expiry) : 0,
                                         accessTime: h.writeTime))
                     maxSequence = max(maxSequence, h.sequence)
                 }
@@ -139,7 +143,17 @@ struct Compactor {
                     let key: IndexEntry? = (try? input.withBytes { raw throws(CaskError) in
                         s.index.entry(forKey: UnsafeRawBufferPointer(rebasing: raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + Int(raw.u16(r.offset + 30)))]))
                     }) ?? nil
-                    if r.isTombstone {
+                    if r.isPin {
+                        // Copied only while it is the key's live pin record: the newest one, and
+                        // its value record still the key's entry.
+                        let live = (try? input.withBytes { raw throws(CaskError) -> Bool in
+                            let keyBytes = Array(raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + Int(raw.u16(r.offset + 30)))])
+                            guard let loc = s.pinRecords[keyBytes] else { return false }
+                            return loc.segment == input.file.id && Int(loc.offset) == r.offset && loc.sequence == r.sequence
+                                && loc.target == r.hides && key?.sequence == r.hides
+                        }) ?? false
+                        if live { kept.append(r) }
+                    } else if r.isTombstone {
                         let superseded = key.map { $0.sequence > r.sequence } ?? false
                         // Droppable when nothing it could hide can outlive this pass: every
                         // segment that stays starts above the newest sequence it hides (or,
@@ -238,7 +252,21 @@ struct Compactor {
             var switched = 0
             let expected = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
             if let output {
-                for (i, r) in kept.enumerated() where !r.isTombstone {
+                for (i, r) in kept.enumerated() where r.isPin {
+                    let input = inputs[r.input]
+                    _ = try? input.withBytes { raw throws(CaskError) in
+                        let keyLength = Int(raw.u16(r.offset + 30))
+                        let key = Array(raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + keyLength)])
+                        if var loc = s.pinRecords[key], loc.segment == input.file.id, Int(loc.offset) == r.offset, loc.sequence == r.sequence {
+                            // Still live: it moves to the output, its bytes with it.
+                            loc.segment = output.id
+                            loc.offset = UInt32(newOffsets[i])
+                            s.pinRecords[key] = loc
+                            live += Int64(r.size)
+                        }
+                    }
+                }
+                for (i, r) in kept.enumerated() where !r.isTombstone && !r.isPin {
                     let input = inputs[r.input]
                     _ = try? input.withBytes { raw throws(CaskError) in
                         let keyLength = Int(raw.u16(r.offset + 30))
@@ -266,6 +294,14 @@ struct Compactor {
                 s.index.forEach { key, e in if inputIDs.contains(e.segment) { orphans.append(Array(key)) } }
             }
             for key in orphans { key.withUnsafeBytes { s.drop($0) } }
+            // Pin records still in an input had no valid record to copy (or were not live): gone.
+            if !s.pinRecords.isEmpty {
+                let inputIDs = Set(plan.ids)
+                for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
+                    s.pinRecords[key] = nil
+                    s.forgetPinRecord(loc)
+                }
+            }
             for id in plan.ids {
                 s.segments[id] = nil
                 s.usage[id] = nil

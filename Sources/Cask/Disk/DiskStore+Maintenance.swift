@@ -145,14 +145,45 @@ extension DiskStore {
     }
 
     /// Pins or unpins `key`: a pinned item ignores its TTL and the age limit and is evicted only
-    /// after every unpinned item. The value and its times are kept; a new record carries the flag.
-    /// Returns false when the key is absent.
+    /// after every unpinned item. Only the pin changes: the value, its write and access times
+    /// (pinning is not a use for LRU) and its expiry are kept. A small pin record (format-spec.md,
+    /// "Record", kind 3) carries the change; the value is neither read nor rewritten. Durable
+    /// like a put in the store's mode (synced before returning in `.everyWrite`).
+    ///
+    /// - Returns: false when the key is absent, expired or aged out (nothing is written); true
+    ///   otherwise, also when it already was in that state (nothing is written then either).
+    /// - Throws: ``CaskError/io(operation:path:errno:)``, ``CaskError/closed``; the pin state is
+    ///   then unchanged.
     @discardableResult
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
-        guard let value = try value(forKey: key), let meta = metadata(forKey: key) else { return false }
-        if meta.isPinned == pinned { return true }
-        let ttl = meta.expirationDate.map { Duration.milliseconds(max(1, $0.milliseconds - options.clock.milliseconds())) }
-        try setValue(value, forKey: key, timeToLive: ttl, isPinned: pinned)
-        return true
+        let now = options.clock.milliseconds()
+        let everyWrite = options.durability == .everyWrite
+        let (changed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
+                guard !s.isClosed else { throw .closed }
+                guard let entry = s.index.entry(forKey: keyBytes),
+                      StoreState.goneCause(entry, now: now, ageLimit: s.ageLimitMilliseconds) == nil else {
+                    return (false, StoreState.Deferred())
+                }
+                if entry.isPinned == pinned { return (true, StoreState.Deferred()) }
+                let record = try s.appendRecord(
+                    kind: .pin, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0), originalLength: 0,
+                    flags: pinned ? Format.RecordFlag.pinned : 0, expiry: Int64(bitPattern: entry.sequence), now: now)
+                if everyWrite {
+                    // Durable before it takes effect, as a put in this mode. A failed sync (or
+                    // flush) cuts the unsynced tail, this record included, off the file.
+                    do throws(CaskError) { try s.syncActive() } catch {
+                        if s.activeSize > s.syncedSize { s.failUnsynced(error, now: now) }
+                        throw error
+                    }
+                }
+                s.applyPin(pinned, record: PinRecordLocation(
+                    segment: record.segment, offset: record.offset, size: record.recordSize,
+                    sequence: record.sequence, target: entry.sequence), forKey: keyBytes)
+                return (true, s.takeDeferred())
+            }
+        }
+        if !deferred.isEmpty { finish(deferred) }
+        return changed
     }
 }

@@ -313,6 +313,7 @@ public final class DiskStore: Sendable {
             s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)]
             s.hintBytes = [:]
             s.index = KeyIndex()
+            s.pinRecords = [:]
             s.liveBytes = 0
             s.expiringCount = 0
             s.active = file

@@ -15,12 +15,20 @@ struct StoreLoader {
         var size: Int64
     }
 
+    /// A pin record found while loading; applied once the index is built (recovery step 4).
+    private struct FoundPin {
+        var key: [UInt8]
+        var pinned: Bool
+        var location: PinRecordLocation
+    }
+
     /// What scanning found that the salvage rule needs.
     private var salvageBound: UInt64 = 0
     private var index = KeyIndex()
     private var stats = StoreStatistics()
     private var maximumSequence: UInt64 = 0
     private var hintsToWrite: [UInt32] = []
+    private var pins: [FoundPin] = []
 
     init(directory: String, options: StoreOptions) {
         self.directory = directory
@@ -107,6 +115,23 @@ struct StoreLoader {
             if entry.isTombstone { tombstones.append(index.key(of: entry)) } else { dropped.append(index.key(of: entry)) }
         }
         for key in tombstones + dropped { index.removeValue(forKey: key) }
+
+        // Pin records, in sequence order: each sets or clears the pinned flag of the value record
+        // it names, when that record is still the key's entry; the latest such is the key's live
+        // pin record. Others are dead (their value was replaced or removed).
+        pins.sort { $0.location.sequence < $1.location.sequence }
+        var livePins: [[UInt8]: PinRecordLocation] = [:]
+        for pin in pins {
+            let applied = pin.key.withUnsafeBytes { key in
+                index.withEntry(forKey: key) { e -> Bool in
+                    guard !e.isTombstone, e.sequence == pin.location.target else { return false }
+                    if pin.pinned { e.flags |= Format.RecordFlag.pinned } else { e.flags &= ~Format.RecordFlag.pinned }
+                    return true
+                } ?? false
+            }
+            if applied { livePins[pin.key] = pin.location }
+        }
+        pins = []
         stats.keysDroppedByRecovery = UInt64(dropped.count)
         if !dropped.isEmpty {
             logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
@@ -156,6 +181,7 @@ struct StoreLoader {
         if let id = runSegment { state.usage[id]?.liveBytes += runBytes; state.usage[id]?.liveCount += runCount }
         state.liveBytes += total
         state.expiringCount += expiring
+        for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
         for id in hintsToWrite { state.writeHint(for: id) }
         if !dropped.isEmpty {
             let now = options.clock.milliseconds()
@@ -181,14 +207,20 @@ struct StoreLoader {
         var local = index
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         var maxSeq = maximumSequence
+        var found: [FoundPin] = []
         let failure = bytes.withUnsafeBytes { raw in
             HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
+                maxSeq = max(maxSeq, e.sequence)
+                if e.kind == .pin {
+                    found.append(FoundPin(key: Array(keyBytes), pinned: e.flags & Format.RecordFlag.pinned != 0, location: PinRecordLocation(
+                        segment: id, offset: UInt32(e.offset), size: e.recordSize, sequence: e.sequence, target: UInt64(bitPattern: e.expiry))))
+                    return
+                }
                 let entry = IndexEntry(
                     segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength),
                     originalLength: UInt32(e.originalLength), sequence: e.sequence, writeTime: e.writeTime,
                     expiry: e.expiry, accessTime: e.accessTime,
                     flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
-                maxSeq = max(maxSeq, e.sequence)
                 Self.apply(entry, key: keyBytes, to: &local)
             }
         }
@@ -196,6 +228,7 @@ struct StoreLoader {
         switch failure {
         case nil:
             maximumSequence = maxSeq
+            pins += found
             return true
         case .newerVersion(let v):
             throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
@@ -224,10 +257,16 @@ struct StoreLoader {
         var local = index
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         let id = file.id
+        var found: [FoundPin] = []
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
                 guard offset < tailStart else { return }
                 let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
+                if h.isPin {
+                    found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
+                        segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
+                    return
+                }
                 let entry = IndexEntry(
                     segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
                     originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
@@ -237,6 +276,7 @@ struct StoreLoader {
             }
         }
         index = local
+        pins += found
         maximumSequence = max(maximumSequence, summary.maximumSequence)
         if let h = segment.header {
             maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)

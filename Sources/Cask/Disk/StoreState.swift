@@ -12,6 +12,20 @@ struct SegmentUsage: Sendable {
     var isCompacted = false
 }
 
+/// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
+/// pin record of a key whose value record is still the index's entry is live; its bytes count
+/// as live bytes of its segment.
+struct PinRecordLocation: Sendable, Equatable {
+    var segment: UInt32
+    var offset: UInt32
+    /// Bytes of the record on disk (header and key).
+    var size: Int
+    /// The pin record's own sequence number.
+    var sequence: UInt64
+    /// The sequence number of the value record it modifies.
+    var target: UInt64
+}
+
 /// Everything a ``DiskStore`` changes, kept behind its one mutex: the index, the open segments and
 /// the active segment's writer. Methods here are called with the lock held and do no locking.
 ///
@@ -23,6 +37,8 @@ struct StoreState: Sendable {
     let options: StoreOptions
 
     var index = KeyIndex()
+    /// The live pin record of each key that has one (keys' UTF-8 bytes). Pins are rare.
+    var pinRecords: [[UInt8]: PinRecordLocation] = [:]
     var segments: [UInt32: SegmentFile] = [:]
     var usage: [UInt32: SegmentUsage] = [:]
     var hintBytes: [UInt32: Int64] = [:]
@@ -119,6 +135,38 @@ struct StoreState: Sendable {
         return entry
     }
 
+    // MARK: Pin records
+
+    /// Makes the pin record at `location` the key's live one, replacing an earlier one, and
+    /// counts its bytes as live. The index entry's flag is not changed here.
+    mutating func setLivePinRecord(_ location: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {
+        if let old = pinRecords.updateValue(location, forKey: Array(key)) { forgetPinRecord(old) }
+        usage[location.segment]?.liveBytes += Int64(location.size)
+        liveBytes += Int64(location.size)
+    }
+
+    /// The key's pin record (if any) is dead: its value record was replaced or removed.
+    @inline(__always)
+    mutating func dropPinRecord(forKey key: UnsafeRawBufferPointer) {
+        guard !pinRecords.isEmpty, let old = pinRecords.removeValue(forKey: Array(key)) else { return }
+        forgetPinRecord(old)
+    }
+
+    /// Accounts for a pin record that is no longer live.
+    mutating func forgetPinRecord(_ old: PinRecordLocation) {
+        usage[old.segment]?.liveBytes -= Int64(old.size)
+        liveBytes -= Int64(old.size)
+    }
+
+    /// Sets or clears the pinned flag of the key's index entry in place (sequence, location,
+    /// times and expiry stay) and makes `record` the key's live pin record.
+    mutating func applyPin(_ pinned: Bool, record: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {
+        index.withEntry(forKey: key) { e in
+            if pinned { e.flags |= Format.RecordFlag.pinned } else { e.flags &= ~Format.RecordFlag.pinned }
+        }
+        setLivePinRecord(record, forKey: key)
+    }
+
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
     /// live-byte accounting. Returns the entry it replaced.
     @discardableResult
@@ -133,7 +181,10 @@ struct StoreState: Sendable {
             liveBytes += Int64(entry.recordSize)
             if entry.expiry != 0 { expiringCount += 1 }
         }
-        if let old { forget(old) }
+        if let old {
+            forget(old)
+            dropPinRecord(forKey: key)
+        }
         return old
     }
 
@@ -147,7 +198,10 @@ struct StoreState: Sendable {
 
     /// Removes an expired or damaged key from the index.
     mutating func drop(_ key: UnsafeRawBufferPointer) {
-        if let old = index.removeValue(forKey: key) { forget(old) }
+        if let old = index.removeValue(forKey: key) {
+            forget(old)
+            dropPinRecord(forKey: key)
+        }
     }
 
     /// Forgets records appended at or after `offset` of the active segment (a failed durable write).

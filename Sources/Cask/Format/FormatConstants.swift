@@ -1,8 +1,11 @@
 /// Sizes, magic numbers and flag bits of the on-disk format, shared by writer and reader.
 /// The authority is `format-spec.md`; a change here is a change there.
 enum Format {
-    /// The format version this build writes and the newest it reads.
-    static let version: UInt32 = 1
+    /// The format version this build writes and the newest it reads. Version 2 added pin
+    /// records (record kind 3); every older version (1) is read too.
+    static let version: UInt32 = 2
+    /// The oldest format version this build reads.
+    static let oldestReadableVersion: UInt32 = 1
 
     /// "CASKSEG\0": the first eight bytes of every segment file.
     static let segmentMagic: [UInt8] = Array("CASKSEG\0".utf8)
@@ -25,6 +28,9 @@ enum Format {
     enum RecordKind: UInt8 {
         case value = 1
         case tombstone = 2
+        /// Sets or clears the pinned flag of a value record (format version 2): no value; the
+        /// expiry field holds the sequence number of the value record it modifies.
+        case pin = 3
     }
 
     enum RecordFlag {

@@ -75,6 +75,7 @@ enum HintFile {
         }
         let version = bytes.u32(8)
         if version > Format.version { return .newerVersion(version) }
+        guard version >= Format.oldestReadableVersion else { return .invalid("version \(version)") }
         guard bytes.u64(16) == segmentID else { return .invalid("names segment \(bytes.u64(16))") }
         guard bytes.u64(24) == segmentSize else { return .invalid("segment size \(bytes.u64(24)) differs from \(segmentSize)") }
         let bodyEnd = bytes.count - Format.hintTrailerSize
@@ -94,6 +95,9 @@ enum HintFile {
                   e.offset <= segmentSize, UInt64(e.recordSize) <= segmentSize - e.offset,   // no overflow
                   o + Format.hintEntrySize + e.keyLength <= bodyEnd
             else { return .invalid("entry at \(o) out of bounds") }
+            if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
+                return .invalid("pin entry at \(o) with a value or flags other than pinned")
+            }
             o += Format.hintEntrySize + e.keyLength
             seen += 1
         }

@@ -14,6 +14,9 @@ struct RecordHeader: Sendable {
     var isCompressed: Bool { flags & Format.RecordFlag.compressed != 0 }
     var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
     var isTombstone: Bool { kind == .tombstone }
+    var isPin: Bool { kind == .pin }
+    /// A pin record: the sequence number of the value record whose pinned flag it sets.
+    var pinTarget: UInt64 { UInt64(bitPattern: expiry) }
     /// Header, key and stored value, in bytes.
     var encodedSize: Int { Format.recordHeaderSize + keyLength + storedLength }
 }
@@ -85,6 +88,10 @@ enum RecordCodec {
         switch kind {
         case .tombstone:
             if stored != 0 || original != 0 || flags != 0 { return .invalid("tombstone with a value or flags") }
+        case .pin:
+            if stored != 0 || original != 0 || flags & ~Format.RecordFlag.pinned != 0 {
+                return .invalid("pin record with a value or flags other than pinned")
+            }
         case .value:
             if compressed ? (stored == 0 || original == 0) : (stored != original) {
                 return .invalid("stored and original lengths disagree")

@@ -44,7 +44,7 @@ struct SegmentHeader: Sendable, Equatable {
         guard magicMatches, crc == bytes.u32(40) else { return .damaged(magicMatches: magicMatches) }
         let version = bytes.u32(8)
         if version > Format.version { return .newerVersion(version) }
-        guard version >= 1, let kind = Format.SegmentKind(rawValue: bytes.u8(12)),
+        guard version >= Format.oldestReadableVersion, let kind = Format.SegmentKind(rawValue: bytes.u8(12)),
               bytes.u8(13) & ~Format.SegmentFlag.known == 0 else { return .damaged(magicMatches: true) }
         return .valid(SegmentHeader(
             id: bytes.u64(16), kind: kind, flags: bytes.u8(13),

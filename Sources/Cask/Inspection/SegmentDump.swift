@@ -11,8 +11,11 @@ public struct DumpedRecord: Sendable, Codable, Equatable {
     public var originalLength: Int
     /// Milliseconds since the Unix epoch.
     public var writeTime: Int64
-    /// Milliseconds since the Unix epoch; nil = never.
+    /// Milliseconds since the Unix epoch; nil = never (and for pin records).
     public var expiryTime: Int64?
+    /// Pin records only: the sequence number of the value record whose pin they set (then
+    /// `pinned` is the state they set).
+    public var pinTarget: UInt64? = nil
 }
 
 /// The decoded content of one segment file, damage included.
@@ -33,10 +36,17 @@ public struct SegmentDump: Sendable {
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 let key = String(decoding: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)], as: UTF8.self)
+                let kind: String
+                switch h.kind {
+                case .value: kind = "value"
+                case .tombstone: kind = "tombstone"
+                case .pin: kind = "pin"
+                }
                 records.append(DumpedRecord(
-                    offset: offset, size: h.encodedSize, sequence: h.sequence, kind: h.isTombstone ? "tombstone" : "value",
+                    offset: offset, size: h.encodedSize, sequence: h.sequence, kind: kind,
                     compressed: h.isCompressed, pinned: h.isPinned, key: key, storedLength: h.storedLength,
-                    originalLength: h.originalLength, writeTime: h.writeTime, expiryTime: h.expiry == 0 ? nil : h.expiry))
+                    originalLength: h.originalLength, writeTime: h.writeTime,
+                    expiryTime: h.isPin || h.expiry == 0 ? nil : h.expiry, pinTarget: h.isPin ? h.pinTarget : nil))
             }
         }
         return SegmentDump(
