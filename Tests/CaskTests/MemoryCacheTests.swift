@@ -238,3 +238,16 @@ struct User: Codable, Equatable, Sendable {
         #expect(cache.count == 0)
     }
 }
+
+extension MemoryCacheContractTests {
+    /// Found by the model: reading a shard's oldest item did not republish the shard's oldest
+    /// use, so a later eviction took a more recent item from that shard.
+    @Test func readingAShardsOldestItemKeepsGlobalOrder() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 20), shards: 4)
+        for i in 0..<20 { cache.setValue(i, forKey: "k\(i)") }
+        for i in 0..<10 { #expect(cache.value(forKey: "k\(i)") == i) }   // k10...k19 are now the oldest
+        for i in 20..<30 { cache.setValue(i, forKey: "k\(i)") }
+        for i in 0..<10 { #expect(cache.contains("k\(i)")) }
+        for i in 10..<20 { #expect(!cache.contains("k\(i)")) }
+    }
+}

@@ -36,12 +36,15 @@ extension DiskStore {
     /// facade, whose memory hits are reads of the disk layer's items too.
     func touch(_ key: String) throws(CaskError) -> UInt64? {
         let now = options.clock.milliseconds()
-        return try withUTF8(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> UInt64? in
+        let (sequence, deferred) = try withUTF8(key) { keyBytes throws(CaskError) in
+            try state.withLock { s throws(CaskError) -> (UInt64?, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }
-                return s.use(keyBytes, now: now)?.sequence
+                let sequence = s.use(keyBytes, now: now)?.sequence
+                return (sequence, sequence == nil ? s.takeDeferred() : StoreState.Deferred())
             }
         }
+        if !deferred.isEmpty { finish(deferred) }
+        return sequence
     }
 
     /// ``withValue(forKey:_:)`` that also hands `body` the record's sequence number.
@@ -61,12 +64,14 @@ extension DiskStore {
                 return .buffered(copy, entry)
             }
             guard let file = s.segments[entry.segment] else { return .damaged(entry) }
-            if entry.segment != s.active.id && !file.wasRead { file.wasRead = true }
             return .read(file, entry)
           }
         }
         switch plan {
         case .miss:
+            // An item found expired or aged out was evicted: its event goes out now.
+            let deferred = state.withLock { $0.takeDeferred() }
+            if !deferred.isEmpty { finish(deferred) }
             return nil
         case .damaged(let entry):
             try reportDamage(key: key, entry: entry, file: "index")

@@ -137,8 +137,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
                 shard.publishOldest(list)
                 return nil
             }
+            let wasOldest = list.tail == i
             list.touch(i, now: now, stamp: use)
-            if list.tail == i || list.nodes[Int(i)].next < 0 { shard.publishOldest(list) }
+            if wasOldest { shard.publishOldest(list) }
             return list.nodes[Int(i)].value
         }
         if let expired {
