@@ -2,7 +2,8 @@ import Foundation
 
 extension DiskStore {
     private enum ReadPlan {
-        case miss
+        /// Absent or gone; what an eviction found on the way left to do.
+        case miss(StoreState.Deferred)
         /// A record still in the write buffer, copied out under the lock.
         case buffered([UInt8], IndexEntry)
         case read(SegmentFile, IndexEntry)
@@ -55,7 +56,7 @@ extension DiskStore {
             guard !s.isClosed else { throw .closed }
             guard let entry = s.use(keyBytes, now: now) else {
                 s.stats.misses += 1
-                return .miss
+                return .miss(s.takeDeferred())
             }
             s.stats.hits += 1
             if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
@@ -68,9 +69,8 @@ extension DiskStore {
           }
         }
         switch plan {
-        case .miss:
+        case .miss(let deferred):
             // An item found expired or aged out was evicted: its event goes out now.
-            let deferred = state.withLock { $0.takeDeferred() }
             if !deferred.isEmpty { finish(deferred) }
             return nil
         case .damaged(let entry):

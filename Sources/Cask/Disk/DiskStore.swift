@@ -109,7 +109,7 @@ public final class DiskStore: Sendable {
             let (sum, overflow) = now.addingReportingOverflow(max(0, ttl.milliseconds))
             return overflow ? IndexEntry.maximumTime : min(max(1, sum), IndexEntry.maximumTime)
         } ?? 0
-        if let budget = options.limits.byteLimit.map({ Int64(Double($0) * options.limits.liveRatio) }) {
+        if let budget = options.limits.itemByteBudget {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
             guard Int64(size) <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
         }

@@ -18,6 +18,13 @@ public struct StoreLimits: Sendable, Equatable {
     /// garbage between compactions. Higher keeps more items but makes compaction rewrite more.
     public var liveRatio: Double = 0.75
 
+    /// The most bytes one item's record may take: `byteLimit × liveRatio` (nil without a byte
+    /// limit). A bigger item is refused (``CaskError/exceedsByteLimit(key:size:budget:)``)
+    /// instead of evicting everything else.
+    public var itemByteBudget: Int64? {
+        byteLimit.map { Int64(Double($0) * liveRatio) }
+    }
+
     public init(byteLimit: Int64? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {
         self.byteLimit = byteLimit
         self.countLimit = countLimit

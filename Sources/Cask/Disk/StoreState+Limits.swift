@@ -133,12 +133,6 @@ extension StoreState {
         }
     }
 
-    /// The most bytes one item's record may take under the byte limit: `byteLimit × liveRatio`
-    /// (nil without a byte limit). A bigger item is refused instead of evicting everything.
-    var itemByteBudget: Int64? {
-        limits.byteLimit.map { Int64(Double($0) * limits.liveRatio) }
-    }
-
     /// Applies the count and byte limits after a write of `written` (never evicted by it), and
     /// notes when compaction is due.
     mutating func enforceLimits(now: Int64, written: UnsafeRawBufferPointer? = nil) {
