@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "Cask", targets: ["Cask"]),
         .library(name: "CaskTesting", targets: ["CaskTesting"]),
+        // The on-disk format alone (codecs, CRC32C, LZ4, scanner, hint parser), for the fuzzers
+        // and tools; its API is `package` access and the `Fuzzing` SPI.
+        .library(name: "CaskFormat", targets: ["CaskFormat"]),
         .executable(name: "cask", targets: ["cask"]),
     ],
     dependencies: [
@@ -22,22 +25,38 @@ let package = Package(
         ),
         // Small C helpers: hardware CRC32C where the CPU has it.
         .target(name: "CCaskSupport"),
+        // The on-disk format: depends on nothing above the C shims.
+        .target(name: "CaskFormat", dependencies: ["CLZ4", "CCaskSupport"]),
         .target(
             name: "Cask",
             dependencies: [
-                "CLZ4", "CCaskSupport",
+                "CaskFormat", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "CaskTesting", dependencies: ["Cask"]),
+        .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat"]),
+        // What the command-line tools share: output formatting, progress, exit statuses.
+        .target(
+            name: "CaskToolSupport",
+            dependencies: ["Cask", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(
             name: "cask",
             dependencies: [
-                "Cask",
+                "Cask", "CaskFormat", "CaskToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskTesting"]),
+        // Crash, disk-full and exit harnesses and whole-store benchmarks: driven by the tests,
+        // not shipped with `cask`.
+        .executableTarget(
+            name: "cask-harness",
+            dependencies: [
+                "Cask", "CaskFormat", "CaskToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,8 +15,9 @@ let package = Package(
     targets: targets.map {
         .executableTarget(
             name: $0,
-            dependencies: [.product(name: "Cask", package: "Cask")]
-                + ($0 == "FuzzOpen" ? [.product(name: "CaskTesting", package: "Cask")] : []),
+            dependencies: $0 == "FuzzOpen"
+                ? [.product(name: "Cask", package: "Cask"), .product(name: "CaskTesting", package: "Cask")]
+                : [.product(name: "CaskFormat", package: "Cask")],
             path: $0)
     }
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots disk use over time from `cask bench-compaction --csv FILE` as an SVG (standard library only).
+"""Plots disk use over time from `cask-harness bench-compaction --csv FILE` as an SVG (standard library only).
 
 usage: python3 tools/plot_disk_use.py RESULTS.csv OUT.svg LIMIT_BYTES
 """

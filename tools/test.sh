@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 swift build --product cask
+swift build --product cask-harness
 swift test
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
 swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests"

@@ -1,4 +1,4 @@
-@_spi(Fuzzing) import Cask
+@_spi(Fuzzing) import CaskFormat
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,34 +1,17 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
-
-/// Exit statuses: 0 success; 1 the answer is "no" (missing key, verification found problems);
-/// 2 bad usage (ArgumentParser's own); 3 the store could not be used (locked, foreign, newer
-/// format, I/O failure).
-enum Exit {
-    static let no = ExitCode(1)
-    static let storeError = ExitCode(3)
-}
 
 @main
 struct CaskCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cask",
-        abstract: "Inspect, verify, compact and benchmark Cask stores.",
+        abstract: "Inspect, verify and compact Cask stores.",
         subcommands: [
-            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Torture.self, Fill.self, ExitWithoutClose.self, Bench.self, CompactionBench.self,
+            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self,
         ]
     )
-}
-
-/// Runs `body`, turning a ``CaskError`` into a message on standard error and exit status 3.
-func withStoreErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as CaskError {
-        printError("cask: \(error)")
-        throw Exit.storeError
-    }
 }
 
 /// Opens the store in `directory` for a command. Commands that only read refuse to create one.
@@ -42,8 +25,4 @@ func openStore(_ directory: String, creating: Bool = false, configure: (inout St
     options.logger.logLevel = .warning
     configure(&options)
     return try withStoreErrors { try DiskStore(directory: directory, options: options) }
-}
-
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
 }

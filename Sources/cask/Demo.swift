@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
 /// The README's main job: a realistic cache workload on a store in a local folder.

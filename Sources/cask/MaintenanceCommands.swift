@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
 struct Compact: ParsableCommand {

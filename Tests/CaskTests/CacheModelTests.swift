@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+import CaskFormat
 
 // Model-based tests of the documented cache semantics (README "Cache limits", "The two-level
 // cache"; MemoryCache's doc comment). A small reference model — a dictionary with explicit

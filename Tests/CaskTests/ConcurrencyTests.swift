@@ -3,50 +3,6 @@ import Synchronization
 import Testing
 @testable import Cask
 
-/// Path of the `cask` executable built beside the tests (tools/test.sh builds it first).
-func caskExecutable() -> String? {
-    var candidates: [URL] = []
-    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    var dir = me.deletingLastPathComponent()
-    for _ in 0..<4 {
-        candidates.append(dir.appendingPathComponent("cask"))
-        dir = dir.deletingLastPathComponent()
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    candidates.append(root.appendingPathComponent(".build/debug/cask"))
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
-}
-
-/// Runs `cask` with `arguments`; returns exit status, standard output and standard error.
-func runCask(_ arguments: [String]) throws -> (Int32, String, String) {
-    guard let path = caskExecutable() else {
-        Issue.record("the cask executable was not found; run `swift build --product cask` first")
-        return (-1, "", "")
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-}
-
-/// Runs `body(i)` for i in 0..<count, each on its own thread, and waits for all of them.
-/// (Blocking loops would starve Swift's two-thread cooperative pool on this machine.)
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for i in 0..<count {
-        group.enter()
-        Thread { body(i); group.leave() }.start()
-    }
-    group.wait()
-}
-
 /// Shared flags and counts for tests that run many tasks.
 final class Counters: Sendable {
     let done = Atomic<Bool>(false)

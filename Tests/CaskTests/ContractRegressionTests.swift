@@ -75,7 +75,7 @@ import Testing
     @Test(arguments: ["", "--cache"])
     func aNormalExitWithoutCloseKeepsEveryPut(flag: String) throws {
         let dir = TemporaryDirectory()
-        let (status, _, stderr) = try runCask(["exit-without-close", dir.file("s"), "300"] + (flag.isEmpty ? [] : [flag]))
+        let (status, _, stderr) = try runHarness(["exit-without-close", dir.file("s"), "300"] + (flag.isEmpty ? [] : [flag]))
         #expect(status == 0, "\(stderr)")
         let store = try DiskStore(directory: dir.file("s"), options: options())
         for i in 0..<300 { #expect(try store.value(forKey: "key-\(i)") == Data("value-\(i)".utf8)) }

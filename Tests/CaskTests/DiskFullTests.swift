@@ -11,7 +11,7 @@ let canMountTinyDisk = shellSucceeds("unshare -rm sh -c 'mount -t tmpfs -o size=
 @Suite struct DiskFullTests {
     @Test(.enabled(if: canMountTinyDisk, "needs unshare -rm (user namespaces)"))
     func aTinyTmpfsFilledToENOSPC() throws {
-        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        guard let cask = harnessExecutable() else { Issue.record("cask-harness executable not built"); return }
         let mount = TemporaryDirectory()
         let (status, output) = try runShell("unshare -rm sh -c 'mount -t tmpfs -o size=300k tmpfs \(mount.path) && \(cask) fill \(mount.path)/store'")
         #expect(status == 0, "\(output)")
@@ -19,7 +19,7 @@ let canMountTinyDisk = shellSucceeds("unshare -rm sh -c 'mount -t tmpfs -o size=
     }
 
     @Test func aFileSizeLimitGivesAShortWriteThenEFBIG() throws {
-        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        guard let cask = harnessExecutable() else { Issue.record("cask-harness executable not built"); return }
         let dir = TemporaryDirectory()
         let (status, output) = try runShell("trap '' XFSZ; ulimit -f 300; \(cask) fill \(dir.path)/store --segment-size 1048576")
         #expect(status == 0, "\(output)")

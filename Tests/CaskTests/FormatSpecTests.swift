@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+import CaskFormat
 
 /// The worked examples of format-spec.md, byte for byte.
 @Suite struct FormatSpecTests {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
-@_spi(Fuzzing) @testable import Cask
+@testable import Cask
+@_spi(Fuzzing) import CaskFormat
 
 /// Replays the fuzzers' seed corpus and every kept crash input through the same entry points.
 @Suite struct FuzzRegressionTests {
-    static let fuzz = IndependentReaderTests.root.appendingPathComponent("Fuzz")
+    static let fuzz = repositoryRoot.appendingPathComponent("Fuzz")
 
     func inputs(_ folder: String, prefix: String = "") throws -> [Data] {
         let dir = Self.fuzz.appendingPathComponent(folder)

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 @testable import Cask
+import CaskFormat
 
 /// tools/caskdump.py reads a store from format-spec.md alone; it must agree with `cask ls --json`
 /// and with the values the Swift library returns.
 @Suite struct IndependentReaderTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     func run(_ executable: String, _ arguments: [String]) throws -> (Int32, Data) {
         let p = Process()
@@ -58,7 +58,7 @@ import Testing
         let hint = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted()[1]
         try FileManager.default.removeItem(atPath: dir.file(hint))
 
-        let (pyStatus, pyOut) = try run("/usr/bin/env", ["python3", Self.root.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"])
+        let (pyStatus, pyOut) = try run("/usr/bin/env", ["python3", repositoryRoot.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"])
         #expect(pyStatus == 0)
         let py = try JSONDecoder().decode([Item].self, from: pyOut)
         struct WithCRC: Decodable { var key: String; var crc32c: UInt32 }

@@ -4,12 +4,12 @@ import Testing
 
 /// A real child process does durable puts and removes and is SIGKILLed at random moments; every
 /// acknowledged operation must survive and nothing else may appear.
-/// The value `cask torture` writes for operation `op` of `writer` in `cycle` (Sources/cask/Torture.swift).
+/// The value `cask-harness torture` writes for operation `op` of `writer` in `cycle` (Sources/cask-harness/Torture.swift).
 func tortureValue(cycle: Int, writer: Int, op: Int) -> Data {
     Data(String(repeating: "c\(cycle)w\(writer)o\(op);", count: 1 + (cycle + op) % 40).utf8)
 }
 
-/// Runs `cask torture` for one cycle, killed after `micros` or when it kills itself at a crash
+/// Runs `cask-harness torture` for one cycle, killed after `micros` or when it kills itself at a crash
 /// point; updates `model` from its acknowledgements and checks the store against it.
 func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, environment: [String: String] = [:],
                   extra: [String] = [], model: inout [String: Data?], violations: inout [String], diedAtPoint: inout Int) throws -> Int {
@@ -64,7 +64,7 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
 @Suite struct KillTests {
     @Test(arguments: CrashPoint.allCases)
     func dyingAtANamedCrashPointRecovers(point: CrashPoint) throws {
-        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        guard let cask = harnessExecutable() else { Issue.record("cask-harness executable not built"); return }
         let dir = TemporaryDirectory()
         var model: [String: Data?] = [:], violations: [String] = []
         var acknowledged = 0, died = 0
@@ -82,7 +82,7 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
     }
 
     @Test func killNineAtRandomMomentsLosesNoAcknowledgedWrite() throws {
-        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        guard let cask = harnessExecutable() else { Issue.record("cask-harness executable not built"); return }
         let dir = TemporaryDirectory()
         let cycles = longTier ? 10_000 : 300
         var model: [String: Data?] = [:], violations: [String] = []

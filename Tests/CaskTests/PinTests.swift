@@ -2,6 +2,7 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
+import CaskFormat
 
 /// `setPinned` changes the pin and nothing else: not the access time (LRU), not the write time,
 /// not the expiry; it writes a small pin record, not the value; and the pin survives reopen (from

@@ -3,22 +3,6 @@ import Foundation
 import Testing
 @testable import Cask
 
-/// Runs `CASK_LONG_TESTS=1 swift test --filter PowerLoss` for the long tier.
-let longTier = ProcessInfo.processInfo.environment["CASK_LONG_TESTS"] == "1"
-
-/// Options for a store on a simulated file system: no background flushes (so the N-th call is
-/// the same call every time), small segments so rollovers happen often.
-func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentSize: Int = 4096) -> StoreOptions {
-    var o = StoreOptions()
-    o.fileSystem = fs
-    o.durability = durability
-    o.segmentSize = segmentSize
-    o.flushInterval = .seconds(3600)
-    o.compaction.isAutomatic = false
-    o.logger.logLevel = .critical
-    return o
-}
-
 /// A seeded workload of puts and removes against `store`, recorded in `oracle`; stops at the
 /// first failure (the crash). Syncs every `syncEvery` operations.
 func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operations: Int, syncEvery: Int, everyWrite: Bool, compactEvery: Int = 0) {

@@ -1,35 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
-
-/// Copies a store directory so that each damaged variant starts from the same bytes.
-func copyStore(_ source: String, to destination: String) throws {
-    try? FileManager.default.removeItem(atPath: destination)
-    try FileManager.default.copyItem(atPath: source, toPath: destination)
-}
-
-func segmentPaths(_ dir: String) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cask") }.sorted().map { dir + "/" + $0 }
-}
-
-func truncateFile(_ path: String, to length: Int) throws {
-    let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    try h.truncate(atOffset: UInt64(length))
-    try h.close()
-}
-
-func flipByte(_ path: String, at offset: Int) throws {
-    var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-    bytes[offset] ^= 0x5A
-    try bytes.write(to: URL(fileURLWithPath: path))
-}
-
-/// Where each key's record lies (segment id, offset, size), read from the index.
-func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
-    store.state.withLock { s in
-        Dictionary(uniqueKeysWithValues: s.index.all.map { ($0.key, ($0.entry.segment, Int($0.entry.offset), $0.entry.recordSize)) })
-    }
-}
+import CaskFormat
 
 @Suite struct RecoveryTests {
     /// Keys k0...k9 with distinct values in one segment, closed cleanly (so a hint exists).

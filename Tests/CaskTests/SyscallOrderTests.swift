@@ -10,10 +10,10 @@ let straceWorks = shellSucceeds("strace -qq -e trace=none true 2>/dev/null")
 @Suite struct SyscallOrderTests {
     @Test(.enabled(if: straceWorks, "needs strace with ptrace allowed"))
     func renamesUnlinksAndNewSegmentsFollowTheFsyncRules() throws {
-        guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
+        guard let cask = harnessExecutable() else { Issue.record("cask-harness executable not built"); return }
         let dir = TemporaryDirectory()
         let store = dir.file("store"), trace = dir.file("trace")
-        let checker = IndependentReaderTests.root.appendingPathComponent("tools/check_syscall_order.py").path
+        let checker = repositoryRoot.appendingPathComponent("tools/check_syscall_order.py").path
         let (traced, _) = try runShell("strace -f -qq -e trace=openat,write,pwrite64,fsync,fdatasync,rename,unlink,ftruncate -o \(trace) \(cask) torture \(store) --compact-every 30 --segment-size 4096 --operations 300 > /dev/null")
         #expect(traced == 0)
         let (status, report) = try runShell("python3 \(checker) \(trace) \(store)")

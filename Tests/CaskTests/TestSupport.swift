@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 @testable import Cask
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
@@ -87,4 +88,115 @@ func runShell(_ script: String) throws -> (Int32, String) {
 /// Whether a shell script succeeds here (for tests that need a capability the machine may lack).
 func shellSucceeds(_ script: String) -> Bool {
     (try? runShell(script))?.0 == 0
+}
+
+// MARK: Processes
+
+/// The repository's root folder.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Path of an executable of this package built beside the tests (tools/test.sh builds `cask`
+/// and `cask-harness` first).
+func executable(named name: String) -> String? {
+    var candidates: [URL] = []
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    var dir = me.deletingLastPathComponent()
+    for _ in 0..<4 {
+        candidates.append(dir.appendingPathComponent(name))
+        dir = dir.deletingLastPathComponent()
+    }
+    candidates.append(repositoryRoot.appendingPathComponent(".build/debug/\(name)"))
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
+}
+
+/// Path of the shipped `cask` tool.
+func caskExecutable() -> String? { executable(named: "cask") }
+
+/// Path of `cask-harness` (crash, disk-full and exit harnesses).
+func harnessExecutable() -> String? { executable(named: "cask-harness") }
+
+/// Runs `cask` with `arguments`; returns exit status, standard output and standard error.
+func runCask(_ arguments: [String]) throws -> (Int32, String, String) {
+    try run(executable: "cask", arguments)
+}
+
+/// Runs `cask-harness` with `arguments`; returns exit status, standard output and standard error.
+func runHarness(_ arguments: [String]) throws -> (Int32, String, String) {
+    try run(executable: "cask-harness", arguments)
+}
+
+private func run(executable name: String, _ arguments: [String]) throws -> (Int32, String, String) {
+    guard let path = executable(named: name) else {
+        Issue.record("the \(name) executable was not found; run `swift build --product \(name)` first")
+        return (-1, "", "")
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own thread, and waits for all of them.
+/// (Blocking loops would starve Swift's two-thread cooperative pool on this machine.)
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    for i in 0..<count {
+        group.enter()
+        Thread { body(i); group.leave() }.start()
+    }
+    group.wait()
+}
+
+
+/// Copies a store directory so that each damaged variant starts from the same bytes.
+func copyStore(_ source: String, to destination: String) throws {
+    try? FileManager.default.removeItem(atPath: destination)
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+}
+
+func segmentPaths(_ dir: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cask") }.sorted().map { dir + "/" + $0 }
+}
+
+func truncateFile(_ path: String, to length: Int) throws {
+    let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try h.truncate(atOffset: UInt64(length))
+    try h.close()
+}
+
+func flipByte(_ path: String, at offset: Int) throws {
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+    bytes[offset] ^= 0x5A
+    try bytes.write(to: URL(fileURLWithPath: path))
+}
+
+/// Where each key's record lies (segment id, offset, size), read from the index.
+func recordLocations(_ store: DiskStore) -> [String: (UInt32, Int, Int)] {
+    store.state.withLock { s in
+        Dictionary(uniqueKeysWithValues: s.index.all.map { ($0.key, ($0.entry.segment, Int($0.entry.offset), $0.entry.recordSize)) })
+    }
+}
+
+
+/// Runs `CASK_LONG_TESTS=1 swift test --filter PowerLoss` for the long tier.
+let longTier = ProcessInfo.processInfo.environment["CASK_LONG_TESTS"] == "1"
+
+/// Options for a store on a simulated file system: no background flushes (so the N-th call is
+/// the same call every time), small segments so rollovers happen often.
+func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentSize: Int = 4096) -> StoreOptions {
+    var o = StoreOptions()
+    o.fileSystem = fs
+    o.durability = durability
+    o.segmentSize = segmentSize
+    o.flushInterval = .seconds(3600)
+    o.compaction.isAutomatic = false
+    o.logger.logLevel = .critical
+    return o
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CaskFormat
 
 /// The two-level cache most apps use: an LRU memory cache in front of a persistent ``DiskStore``,
 /// for `Codable` values and raw bytes.

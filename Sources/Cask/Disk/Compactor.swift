@@ -1,4 +1,5 @@
 import Foundation
+import CaskFormat
 
 /// Rewrites the live records of sealed segments into a new segment, then deletes the old ones
 /// (format-spec.md, "Compaction"). Reads and writes go on meanwhile: the store's lock is held only
@@ -25,6 +26,16 @@ struct Compactor {
             if let bytes { return try bytes.withBytes(body) }
             return try body(file.mappedBytes(at: 0, count: size)!)
         }
+        /// Runs `body` with the key of a record listed from this input (no copy).
+        func withKey<R>(of r: Kept, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            func key(in raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+                let start = r.offset + Format.recordHeaderSize
+                let length = Int(raw.u16(r.offset + Format.recordKeyLengthOffset))
+                return UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)])
+            }
+            if let bytes { return bytes.withUnsafeBytes { body(key(in: $0)) } }
+            return body(key(in: file.mappedBytes(at: 0, count: size)!))
+        }
     }
 
     /// A record chosen to survive.
@@ -42,62 +53,20 @@ struct Compactor {
         var accessTime: Int64
     }
 
-    /// Which segments one pass rewrites.
-    struct Plan {
-        var ids: [UInt32]
-        /// The lowest minimum sequence of every segment that stays: a tombstone below it has no
-        /// older record left to hide.
-        var remainingMinimumSequence: UInt64
-        var outputID: UInt32
+    /// The records of the inputs, listed by phase 1.
+    private struct Listing {
+        var inputs: [Input] = []
+        var records: [Kept] = []
+        var maximumSequence: UInt64 = 0
     }
 
-    /// Chooses inputs under the lock: sealed segments whose dead share reaches the policy's ratio
-    /// (any dead share at all under byte-limit pressure or when `force`d), plus small segments worth
-    /// merging, up to one pass's worth of live bytes. Also tombstones expired items first, so
-    /// that their bytes can go.
-    static func plan(_ s: inout StoreState, force: Bool, now: Int64) -> Plan? {
-        // Expired items are tombstoned first so that their bytes can go: on every forced pass,
-        // at most once a second otherwise (the sweep walks the whole index).
-        if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
-            _ = try? s.removeExpired(now: now)
-            s.lastExpirySweep = now
-        }
-        let pressure = s.limits.byteLimit.map { s.fileBytes > $0 } ?? false
-        let threshold = s.options.compaction.garbageRatio
-        let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
-        let small = Int64(s.options.segmentSize / 4)
-        var candidates: [(id: UInt32, garbage: Double, live: Int64)] = []
-        let awaiting = s.awaitingSync.isEmpty ? [] : s.segmentsAwaitingSync
-        for (id, u) in s.usage where id != s.active.id && !awaiting.contains(id) {
-            let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
-            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
-            let isSmall = u.fileBytes < small
-            if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
-                candidates.append((id, garbage, u.liveBytes))
-            }
-        }
-        // Small segments alone are only worth merging when there are several.
-        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure) && only.garbage == 0 {
-            return nil
-        }
-        candidates.sort { ($0.garbage, $1.id) > ($1.garbage, $0.id) }
-        var chosen: [UInt32] = []
-        var live: Int64 = 0
-        for c in candidates {
-            if !chosen.isEmpty && live + c.live > passBytes { continue }
-            chosen.append(c.id)
-            live += c.live
-        }
-        guard !chosen.isEmpty else { return nil }
-        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize) {
-            return nil   // one segment with nothing dead: rewriting it gains nothing
-        }
-        let chosenSet = Set(chosen)
-        let remaining = min(s.lingeringMinimumSequence,
-                            s.usage.filter { !chosenSet.contains($0.key) }.map(\.value.minimumSequence).min() ?? .max)
-        let outputID = s.nextSegmentID
-        s.nextSegmentID &+= 1
-        return Plan(ids: chosen.sorted(), remainingMinimumSequence: remaining, outputID: outputID)
+    /// The output segment, once durable under its own name.
+    private struct Output {
+        let file: SegmentFile
+        let size: Int64
+        let hintBytes: Int64
+        /// The new offset of each kept record, in `kept` order.
+        let offsets: [Int64]
     }
 
     /// Runs one pass of `plan`. Throws on I/O failure, after removing its partial output; the
@@ -107,221 +76,260 @@ struct Compactor {
         var report = CompactionReport()
         let files: [SegmentFile] = state.withLock { s in plan.ids.compactMap { s.segments[$0] } }
         guard files.count == plan.ids.count else { return report }
+        let listing = try listRecords(of: files, report: &report)
+        let kept = selectLive(listing, plan: plan, report: &report)
+        let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
+        if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
+        report.bytesWritten = output?.size ?? 0
+        let orphans = switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
+        dropOrphans(orphans)
+        CrashPoint.compactionBeforeDelete.reach()
+        try deleteInputs(plan, lowestSequence: listing.records.map(\.sequence).min() ?? 0)
+        report.segmentsCompacted = plan.ids.count
+        report.recordsCopied = kept.count
+        report.bytesReclaimed = report.bytesRead - report.bytesWritten
+        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return report
+    }
 
-        // 1. Read the inputs (mapped when possible) and list their valid records.
-        var inputs: [Input] = []
-        var records: [Kept] = []
-        var maxSequence: UInt64 = 0
+    // MARK: Phase 1: read
+
+    /// Reads the inputs (mapped when possible) and lists their valid records.
+    private func listRecords(of files: [SegmentFile], report: inout CompactionReport) throws(CaskError) -> Listing {
+        var listing = Listing()
         for file in files {
             let size = Int(try fs.size(file.handle))
             let input = file.mappedBytes(at: 0, count: size) != nil
                 ? Input(file: file, size: size, bytes: nil)
                 : Input(file: file, size: size, bytes: try fs.readWholeFile(file.handle))
-            let n = inputs.count
+            let n = listing.inputs.count
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
-                    records.append(Kept(sequence: h.sequence, input: n, offset: offset, size: h.encodedSize,
-                                        isTombstone: h.isTombstone, isPin: h.isPin,
-                                        hides: h.isTombstone || h.isPin ? UInt64(bitPattern: h.expiry) : 0,
-                                        accessTime: h.writeTime))
-                    maxSequence = max(maxSequence, h.sequence)
+                    listing.records.append(Kept(
+                        sequence: h.sequence, input: n, offset: offset, size: h.encodedSize,
+                        isTombstone: h.isTombstone, isPin: h.isPin,
+                        hides: h.isTombstone || h.isPin ? UInt64(bitPattern: h.expiry) : 0, accessTime: h.writeTime))
+                    listing.maximumSequence = max(listing.maximumSequence, h.sequence)
                 }
             }
-            inputs.append(input)
+            listing.inputs.append(input)
             report.bytesRead += Int64(size)
         }
+        return listing
+    }
 
-        // 2. Keep the records the index still points at, and the tombstones that may still hide
-        //    an older record. Checked under the lock in batches, so writers are not held up long.
+    // MARK: Phase 2: choose
+
+    /// Keeps the records the index still points at, and the tombstones that may still hide an
+    /// older record; in sequence order. Checked under the lock in batches of 4,096, so writers
+    /// are not held up long.
+    private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) -> [Kept] {
         var kept: [Kept] = []
         var start = 0
-        while start < records.count {
-            let end = min(records.count, start + 4096)
+        while start < listing.records.count {
+            let end = min(listing.records.count, start + 4096)
             state.withLock { s in
-                for var r in records[start..<end] {
-                    let input = inputs[r.input]
-                    let key: IndexEntry? = (try? input.withBytes { raw throws(CaskError) in
-                        s.index.entry(forKey: UnsafeRawBufferPointer(rebasing: raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + Int(raw.u16(r.offset + 30)))]))
-                    }) ?? nil
+                for r in listing.records[start..<end] {
+                    let input = listing.inputs[r.input]
+                    let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
                     if r.isPin {
-                        // Copied only while it is the key's live pin record: the newest one, and
-                        // its value record still the key's entry.
-                        let live = (try? input.withBytes { raw throws(CaskError) -> Bool in
-                            let keyBytes = Array(raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + Int(raw.u16(r.offset + 30)))])
-                            guard let loc = s.pinRecords[keyBytes] else { return false }
-                            return loc.segment == input.file.id && Int(loc.offset) == r.offset && loc.sequence == r.sequence
-                                && loc.target == r.hides && key?.sequence == r.hides
-                        }) ?? false
-                        if live { kept.append(r) }
+                        if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
                     } else if r.isTombstone {
-                        let superseded = key.map { $0.sequence > r.sequence } ?? false
-                        // Droppable when nothing it could hide can outlive this pass: every
-                        // segment that stays starts above the newest sequence it hides (or,
-                        // when that is unknown, above the tombstone itself).
-                        let hidesOnlyInputs = r.hides != 0 && r.hides < plan.remainingMinimumSequence
-                        if superseded || hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence {
-                            report.tombstonesDropped += 1
-                        } else {
-                            kept.append(r)
-                        }
-                    } else if let e = key, e.segment == input.file.id, Int(e.offset) == r.offset, e.sequence == r.sequence {
-                        r.accessTime = e.accessTime
-                        kept.append(r)
+                        if Self.tombstoneIsNeeded(r, entry: entry, plan: plan) { kept.append(r) } else { report.tombstonesDropped += 1 }
+                    } else if let e = entry, e.segment == input.file.id, Int(e.offset) == r.offset, e.sequence == r.sequence {
+                        var live = r
+                        live.accessTime = e.accessTime
+                        kept.append(live)
                     }
                 }
             }
             start = end
         }
-        kept.sort { $0.sequence < $1.sequence }
+        return kept.sorted { $0.sequence < $1.sequence }
+    }
 
-        // 3. Write the output (temporary name), sync it, write its hint, rename it into place.
-        var output: SegmentFile?
-        var outputHintBytes: Int64 = 0
-        var newOffsets: [Int] = []
-        if !kept.isEmpty {
-            let header = SegmentHeader(
-                id: UInt64(plan.outputID), kind: .compacted, flags: 0,
-                minimumSequence: kept[0].sequence, sequenceLimit: maxSequence + 1)
-            let name = FileNames.segment(plan.outputID)
-            let path = FileNames.join(directory, name)
-            let temporary = path + FileNames.temporarySuffix
-            let handle = try fs.open(temporary, mode: .createTruncate)
-            var renamed = false
-            do throws(CaskError) {
-                var hints = HintBuilder()
-                let buffer = WriteBuffer(capacity: 1 << 20)
-                let headerBytes = header.encoded()
-                buffer.append(size: headerBytes.count) { out in headerBytes.withUnsafeBytes { out.copyMemory(from: $0) } }
-                var offset = Format.segmentHeaderSize
-                for r in kept {
-                    try inputs[r.input].withBytes { raw throws(CaskError) in
-                        let bytes = UnsafeRawBufferPointer(rebasing: raw[r.offset..<(r.offset + r.size)])
-                        guard case .record(let h) = RecordCodec.decode(bytes, at: 0) else {
-                            throw .corruption(file: inputs[r.input].file.path, offset: Int64(r.offset), reason: "record changed during compaction")
-                        }
-                        buffer.append(size: r.size) { $0.copyMemory(from: bytes) }
-                        hints.add(h, offset: offset, key: UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)]), accessTime: r.accessTime)
-                    }
-                    newOffsets.append(offset)
-                    offset += r.size
-                    if buffer.count >= 1 << 20 {
-                        try buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
-                        buffer.reset()
-                    }
-                }
-                try buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
-                CrashPoint.compactionOutputWritten.reach()
-                try fs.sync(handle)
-                let hintFile = hints.encoded(segmentID: plan.outputID, segmentSize: Int64(offset))
-                try StoreFiles.writeAtomically(hintFile, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
-                outputHintBytes = Int64(hintFile.count)
-                // Records that made input records dead (overwrites, removes, evictions) were
-                // appended before the liveness check: make them durable before the inputs can
-                // go, or a crash could lose both the old value and its replacement.
-                try state.withLock { s throws(CaskError) in try s.syncActive() }
-                CrashPoint.compactionBeforeRename.reach()
-                try fs.rename(temporary, to: path)
-                renamed = true
-                try fs.syncDirectory(directory)
-                CrashPoint.compactionBeforeSwitch.reach()
-                report.bytesWritten = Int64(offset)
-                output = SegmentFile(id: plan.outputID, path: path, handle: handle, fileSystem: fs, mapLength: offset)
-            } catch {
-                fs.close(handle)
-                try? fs.remove(temporary)
-                try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
-                if renamed {
-                    // Renamed into place but not made durable (the directory sync failed): the
-                    // output must not outlive this pass unknown to the index, or a later pass
-                    // could drop a tombstone that its copies still need.
-                    if (try? fs.remove(path)) == nil {
-                        let lowest = kept[0].sequence
-                        state.withLock { $0.lingeringMinimumSequence = min($0.lingeringMinimumSequence, lowest) }
-                    }
-                    try? fs.syncDirectory(directory)
-                }
-                throw error
-            }
+    /// A pin record is copied only while it is its key's live pin record: the newest one, and
+    /// its value record still the key's entry.
+    private static func isLivePin(_ r: Kept, key: [UInt8], entry: IndexEntry?, in input: Input, state s: StoreState) -> Bool {
+        guard let loc = s.pinRecords[key] else { return false }
+        return loc.segment == input.file.id && Int(loc.offset) == r.offset && loc.sequence == r.sequence
+            && loc.target == r.hides && entry?.sequence == r.hides
+    }
+
+    /// A tombstone is dropped when a newer record of its key exists, or when nothing it could hide
+    /// can outlive this pass: every segment that stays starts above the newest sequence it hides
+    /// (or, when that is unknown, above the tombstone itself).
+    private static func tombstoneIsNeeded(_ r: Kept, entry: IndexEntry?, plan: Plan) -> Bool {
+        let superseded = entry.map { $0.sequence > r.sequence } ?? false
+        let hidesOnlyInputs = r.hides != 0 && r.hides < plan.remainingMinimumSequence
+        return !(superseded || hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence)
+    }
+
+    // MARK: Phase 3: write
+
+    /// Writes the output under a temporary name, syncs it, writes its hint, makes the records
+    /// that made inputs dead durable, renames the output into place and syncs the directory. On
+    /// failure everything it wrote is removed again.
+    private func writeOutput(_ kept: [Kept], of listing: Listing, plan: Plan) throws(CaskError) -> Output {
+        let header = SegmentHeader(
+            id: UInt64(plan.outputID), kind: .compacted, flags: 0,
+            minimumSequence: kept[0].sequence, sequenceLimit: listing.maximumSequence + 1)
+        let path = FileNames.join(directory, FileNames.segment(plan.outputID))
+        let temporary = path + FileNames.temporarySuffix
+        var renamed = false
+        do throws(CaskError) {
+            // Declared inside: on a throw the temporary file is closed before it is removed.
+            var writer = try SegmentWriter.output(header, at: temporary, fs: fs)
+            let offsets = try copy(kept, of: listing, to: &writer)
+            try writer.flush()
+            CrashPoint.compactionOutputWritten.reach()
+            try writer.sync()
+            let hint = writer.hintFile()
+            try StoreFiles.writeAtomically(hint, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
+            // Records that made input records dead (overwrites, removes, evictions) were appended
+            // before the liveness check: make them durable before the inputs can go, or a crash
+            // could lose both the old value and its replacement.
+            try state.withLock { s throws(CaskError) in try s.syncActive() }
+            CrashPoint.compactionBeforeRename.reach()
+            try fs.rename(temporary, to: path)
+            renamed = true
+            try fs.syncDirectory(directory)
+            CrashPoint.compactionBeforeSwitch.reach()
+            let handle = try fs.open(path, mode: .read)
+            let file = SegmentFile(id: plan.outputID, path: path, handle: handle, fileSystem: fs, mapLength: Int(writer.size))
+            return Output(file: file, size: writer.size, hintBytes: Int64(hint.count), offsets: offsets)
+        } catch {
+            removeFailedOutput(plan: plan, temporary: temporary, renamed: renamed, lowestSequence: kept[0].sequence)
+            throw error
         }
+    }
 
-        if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
+    /// Copies the kept records, in order, to the output; returns their new offsets.
+    private func copy(_ kept: [Kept], of listing: Listing, to writer: inout SegmentWriter) throws(CaskError) -> [Int64] {
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(kept.count)
+        for r in kept {
+            let input = listing.inputs[r.input]
+            let offset = try input.withBytes { raw throws(CaskError) -> Int64 in
+                let bytes = UnsafeRawBufferPointer(rebasing: raw[r.offset..<(r.offset + r.size)])
+                guard case .record(let h) = RecordCodec.decode(bytes, at: 0) else {
+                    throw .corruption(file: input.file.path, offset: Int64(r.offset), reason: "record changed during compaction")
+                }
+                return try writer.appendEncoded(bytes, header: h, accessTime: r.accessTime)
+            }
+            offsets.append(offset)
+        }
+        return offsets
+    }
 
-        // 4. Switch the index to the output, then forget the inputs.
-        let orphans: [[UInt8]] = state.withLock { s in
-            var live: Int64 = 0
-            var switched = 0
+    /// Removes a failed pass's output and hint. An output renamed into place but not made durable
+    /// (the directory sync failed) must not outlive the pass unknown to the index, or a later pass
+    /// could drop a tombstone that its copies still need.
+    private func removeFailedOutput(plan: Plan, temporary: String, renamed: Bool, lowestSequence: UInt64) {
+        try? fs.remove(temporary)
+        try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
+        guard renamed else { return }
+        if (try? fs.remove(FileNames.join(directory, FileNames.segment(plan.outputID)))) == nil {
+            state.withLock { $0.lingeringMinimumSequence = min($0.lingeringMinimumSequence, lowestSequence) }
+        }
+        try? fs.syncDirectory(directory)
+    }
+
+    // MARK: Phase 4: switch
+
+    /// Points the index (and live pin records) at the output, then forgets the inputs. Returns the
+    /// keys whose entries still pointed at an input: they had no valid record to copy.
+    private func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
+        state.withLock { s in
             let expected = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
+            var switched = 0
             if let output {
-                for (i, r) in kept.enumerated() where r.isPin {
-                    let input = inputs[r.input]
-                    _ = try? input.withBytes { raw throws(CaskError) in
-                        let keyLength = Int(raw.u16(r.offset + 30))
-                        let key = Array(raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + keyLength)])
-                        if var loc = s.pinRecords[key], loc.segment == input.file.id, Int(loc.offset) == r.offset, loc.sequence == r.sequence {
-                            // Still live: it moves to the output, its bytes with it.
-                            loc.segment = output.id
-                            loc.offset = UInt32(newOffsets[i])
-                            s.pinRecords[key] = loc
-                            live += Int64(r.size)
-                        }
-                    }
-                }
-                for (i, r) in kept.enumerated() where !r.isTombstone && !r.isPin {
-                    let input = inputs[r.input]
-                    _ = try? input.withBytes { raw throws(CaskError) in
-                        let keyLength = Int(raw.u16(r.offset + 30))
-                        let key = UnsafeRawBufferPointer(rebasing: raw[(r.offset + Format.recordHeaderSize)..<(r.offset + Format.recordHeaderSize + keyLength)])
-                        s.index.withEntry(forKey: key) { e in
-                            if e.segment == input.file.id && Int(e.offset) == r.offset && e.sequence == r.sequence {
-                                e.segment = output.id
-                                e.offset = UInt32(newOffsets[i])
-                                live += Int64(r.size)
-                                switched += 1
-                            }
-                        }
-                    }
-                }
-                s.segments[output.id] = output
-                s.usage[output.id] = SegmentUsage(fileBytes: report.bytesWritten, liveBytes: live, liveCount: switched,
-                                                  minimumSequence: kept[0].sequence, isCompacted: true)
-                s.hintBytes[output.id] = outputHintBytes
+                let (live, count) = Self.move(kept, of: listing, to: output, in: &s)
+                switched = count
+                s.segments[output.file.id] = output.file
+                s.usage[output.file.id] = SegmentUsage(fileBytes: output.size, liveBytes: live, liveCount: count,
+                                                       minimumSequence: kept[0].sequence, isCompacted: true)
+                s.hintBytes[output.file.id] = output.hintBytes
             }
-            // Entries still pointing at an input had no valid record to copy: drop them. The
-            // per-segment entry counts say whether there are any, so the index is walked only then.
-            var orphans: [[UInt8]] = []
-            if switched != expected {
-                let inputIDs = Set(plan.ids)
-                s.index.forEach { key, e in if inputIDs.contains(e.segment) { orphans.append(Array(key)) } }
-            }
+            let orphans = switched == expected ? [] : Self.keysStill(in: plan.ids, of: s)
             for key in orphans { key.withUnsafeBytes { s.drop($0) } }
-            // Pin records still in an input had no valid record to copy (or were not live): gone.
-            if !s.pinRecords.isEmpty {
-                let inputIDs = Set(plan.ids)
-                for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
-                    s.pinRecords[key] = nil
-                    s.forgetPinRecord(loc)
-                }
-            }
-            for id in plan.ids {
-                s.segments[id] = nil
-                s.usage[id] = nil
-                s.hintBytes[id] = nil
-            }
+            Self.forgetInputs(plan.ids, in: &s)
             s.stats.compactions += 1
             s.stats.compactionBytesRead += report.bytesRead
             s.stats.compactionBytesWritten += report.bytesWritten
             return orphans
         }
-        if !orphans.isEmpty {
-            options.logger.error("compaction found \(orphans.count) index entries without a valid record; keys dropped")
-            let now = options.clock.milliseconds()
-            state.withLock { s in
-                for key in orphans { _ = try? key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) } }
+    }
+
+    /// Moves the index entries and live pin records of kept records to their output offsets;
+    /// returns the live bytes and the number of index entries moved.
+    private static func move(_ kept: [Kept], of listing: Listing, to output: Output, in s: inout StoreState) -> (Int64, Int) {
+        var live: Int64 = 0
+        var switched = 0
+        for (i, r) in kept.enumerated() where !r.isTombstone {
+            let input = listing.inputs[r.input]
+            let newOffset = UInt32(output.offsets[i])
+            if r.isPin {
+                let key = input.withKey(of: r) { Array($0) }
+                guard var loc = s.pinRecords[key], loc.segment == input.file.id, Int(loc.offset) == r.offset,
+                      loc.sequence == r.sequence else { continue }
+                loc.segment = output.file.id
+                loc.offset = newOffset
+                s.pinRecords[key] = loc
+                live += Int64(r.size)
+                continue
+            }
+            input.withKey(of: r) { k in
+                s.index.withEntry(forKey: k) { e in
+                    guard e.segment == input.file.id && Int(e.offset) == r.offset && e.sequence == r.sequence else { return }
+                    e.segment = output.file.id
+                    e.offset = newOffset
+                    live += Int64(r.size)
+                    switched += 1
+                }
             }
         }
-        CrashPoint.compactionBeforeDelete.reach()
+        return (live, switched)
+    }
 
-        // 5. Delete the inputs, durably, before anything relies on their absence.
+    /// Keys whose index entries point into one of `ids` (walks the whole index).
+    private static func keysStill(in ids: [UInt32], of s: StoreState) -> [[UInt8]] {
+        let inputIDs = Set(ids)
+        var keys: [[UInt8]] = []
+        s.index.forEach { key, e in if inputIDs.contains(e.segment) { keys.append(Array(key)) } }
+        return keys
+    }
+
+    /// Forgets the input segments, and pin records still in them (not copied: not live).
+    private static func forgetInputs(_ ids: [UInt32], in s: inout StoreState) {
+        let inputIDs = Set(ids)
+        for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
+            s.pinRecords[key] = nil
+            s.forgetPinRecord(loc)
+        }
+        for id in ids {
+            s.segments[id] = nil
+            s.usage[id] = nil
+            s.hintBytes[id] = nil
+        }
+    }
+
+    /// Keys that lost their record are removed with a tombstone (cause `.damage`).
+    private func dropOrphans(_ orphans: [[UInt8]]) {
+        guard !orphans.isEmpty else { return }
+        options.logger.error("compaction found \(orphans.count) index entries without a valid record; keys dropped")
+        let now = options.clock.milliseconds()
+        state.withLock { s in
+            for key in orphans { _ = try? key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) } }
+        }
+    }
+
+    // MARK: Phase 5: delete
+
+    /// Deletes the inputs, durably, before anything relies on their absence. On failure the
+    /// inputs may come back after a crash: until the next open, every tombstone that could hide
+    /// one of their records is kept.
+    private func deleteInputs(_ plan: Plan, lowestSequence: UInt64) throws(CaskError) {
         do throws(CaskError) {
             for (n, id) in plan.ids.enumerated() {
                 try fs.remove(FileNames.join(directory, FileNames.hint(id)))
@@ -330,17 +338,8 @@ struct Compactor {
             }
             try fs.syncDirectory(directory)
         } catch {
-            // The inputs may come back after a crash: until the next open, keep every tombstone
-            // that could hide one of their records.
-            let lowest = records.map(\.sequence).min() ?? 0
-            state.withLock { s in s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowest) }
+            state.withLock { s in s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowestSequence) }
             throw error
         }
-
-        report.segmentsCompacted = plan.ids.count
-        report.recordsCopied = kept.count
-        report.bytesReclaimed = report.bytesRead - report.bytesWritten
-        report.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return report
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import CaskFormat
 
 extension DiskStore {
     // MARK: Compaction

@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// The hint entries of the segment being written, collected as records are appended, so that
 /// sealing a segment never has to read it back.
 struct HintBuilder: Sendable {

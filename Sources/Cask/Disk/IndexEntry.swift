@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// Where the newest record of a key lies and what is known of it: 48 bytes, all fields packed
 /// without padding beyond the last byte.
 ///

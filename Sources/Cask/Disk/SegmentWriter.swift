@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// Appends records to one segment file: the store's active segment, or a compaction's output.
 /// Owns the file, how much of it is written, handed to the OS and durable, the write buffer, and
 /// the hint entries of the records written so far. Knows nothing of the index or the limits.
@@ -37,6 +39,18 @@ struct SegmentWriter: Sendable {
     static func start(_ header: SegmentHeader, in directory: String, options: StoreOptions) throws(CaskError) -> SegmentWriter {
         let file = try StoreFiles.createSegment(header, in: directory, fs: options.fileSystem, mapLength: options.segmentSize)
         return SegmentWriter(file: file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize)
+    }
+
+    /// A writer for a compaction's output at `path` (a temporary name), created empty with its
+    /// header buffered like a record: nothing of it is durable before ``sync()``.
+    static func output(_ header: SegmentHeader, at path: String, fs: any CaskFileSystem) throws(CaskError) -> SegmentWriter {
+        let handle = try fs.open(path, mode: .createTruncate)
+        let file = SegmentFile(id: UInt32(header.id), path: path, handle: handle, fileSystem: fs)
+        var writer = SegmentWriter(file: file, size: 0, bufferCapacity: 1 << 20)
+        let bytes = header.encoded()
+        writer.buffer.append(size: bytes.count) { out in bytes.withUnsafeBytes { out.copyMemory(from: $0) } }
+        writer.size = Int64(bytes.count)
+        return writer
     }
 
     var id: UInt32 { file.id }

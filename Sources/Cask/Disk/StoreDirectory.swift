@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// The files of a store directory, classified by name (format-spec.md, "Directory layout"), and
 /// the recovery rules that depend only on which files exist. One reading shared by the loader and
 /// the verifier, so both apply the same rules.

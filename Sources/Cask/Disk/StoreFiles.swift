@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// File-level steps that must happen in a crash-safe order (format-spec.md, "Crash safety").
 enum StoreFiles {
     /// Creates a segment file holding only `header`, durable with its directory entry before it

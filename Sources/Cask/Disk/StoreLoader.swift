@@ -1,4 +1,5 @@
 import Logging
+import CaskFormat
 
 /// Rebuilds a store's state on open: reads hint files where they are valid, scans segments where
 /// they are not, cuts a torn tail, applies the salvage rule to damage, and starts a new active

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import Synchronization
+import CaskFormat
 
 /// The store directory's `LOCK` file, held with `flock(2)` for as long as the store is open.
 ///

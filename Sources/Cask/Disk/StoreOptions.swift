@@ -1,4 +1,5 @@
 import Logging
+import CaskFormat
 
 /// When the store makes written records durable (safe from power loss).
 ///

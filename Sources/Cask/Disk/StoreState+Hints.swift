@@ -1,3 +1,5 @@
+import CaskFormat
+
 extension StoreState {
     /// Rewrites the hint files of sealed segments read since their hint was written, with the
     /// access times the index holds (on a clean close). Failures are logged: stale access times

@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// Limits, expiry and eviction: which items are gone, and dropping them durably.
 ///
 /// Every item the store drops by itself (size, count, age, TTL, damage) is dropped with a

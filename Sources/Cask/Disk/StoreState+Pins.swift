@@ -1,3 +1,5 @@
+import CaskFormat
+
 extension StoreState {
     /// Makes the pin record at `location` the key's live one, replacing an earlier one, and
     /// counts its bytes as live. The index entry's flag is not changed here.

@@ -1,4 +1,5 @@
 import Logging
+import CaskFormat
 
 /// Bytes of one segment file and how many of them hold live records.
 struct SegmentUsage: Sendable {

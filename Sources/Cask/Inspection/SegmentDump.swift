@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// One record as it lies in a segment file (for `cask dump`).
 public struct DumpedRecord: Sendable, Codable, Equatable {
     public var offset: Int

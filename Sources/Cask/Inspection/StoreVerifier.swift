@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// Checks every byte of a store directory without changing it: segment headers, every record's
 /// checksum and LZ4 block, every hint file against its segment. Used by `cask verify`.
 public struct StoreVerifier: Sendable {
@@ -39,67 +41,81 @@ public struct StoreVerifier: Sendable {
         try StoreFiles.requireStoreDirectory(directory, fs: fs)
         let lock = try StoreLock.acquire(directory: directory, fs: fs)
         defer { lock.release() }
+        let listing = try StoreDirectory(directory, fs: fs)
         var report = Report()
-        let names = try fs.contentsOfDirectory(directory)
-        let ids = names.compactMap { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) }.sorted()
-        let hinted = Set(names.compactMap { FileNames.id(in: $0, suffix: FileNames.hintSuffix) })
-        var sizes: [UInt32: Int64] = [:]
-        for id in ids {
-            let h = try fs.open(FileNames.join(directory, FileNames.segment(id)), mode: .read)
-            sizes[id] = try fs.size(h)
-            fs.close(h)
-        }
+        let sizes = try segmentSizes(listing)
         let total = sizes.values.reduce(0, +)
-        var lastLogID: UInt32?
-        var scanned: [UInt32: SegmentScanner.Summary] = [:]
-        for id in ids {
-            let path = FileNames.join(directory, FileNames.segment(id))
-            let handle = try fs.open(path, mode: .read)
-            defer { fs.close(handle) }
-            let bytes = try fs.readWholeFile(handle)
-            var records = 0
-            var problems: [Problem] = []
-            let summary = try bytes.withBytes { raw throws(CaskError) in
-                try SegmentScanner.scan(raw, file: path) { h, offset in
-                    records += 1
-                    if h.isCompressed {
-                        let start = offset + Format.recordHeaderSize + h.keyLength
-                        let stored = UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)])
-                        var out = [UInt8](repeating: 0, count: h.originalLength)
-                        if !out.withUnsafeMutableBytes({ Compression.decompress(stored, into: $0) }) {
-                            problems.append(Problem(file: path, offset: Int64(offset), message: "LZ4 block does not decode to \(h.originalLength) bytes"))
-                        }
-                    }
-                }
-            }
-            scanned[id] = summary
-            if summary.header == nil || summary.header?.kind == .log { lastLogID = id }
-            report.segments += 1
-            report.records += records
-            report.bytesChecked += Int64(bytes.count)
-            report.problems += problems
-            if summary.headerDamaged {
-                report.problems.append(Problem(file: path, offset: 0, message: "segment header is damaged"))
-            }
+        var scanned: [(id: UInt32, summary: SegmentScanner.Summary)] = []
+        for id in listing.segmentIDs {
+            scanned.append((id, try checkRecords(of: id, in: listing, into: &report)))
             progress(report.bytesChecked, total)
         }
-        for (id, summary) in scanned.sorted(by: { $0.key < $1.key }) {
-            let path = FileNames.join(directory, FileNames.segment(id))
-            // In the newest log segment, the first damage starts the torn tail (format-spec.md,
-            // recovery step 6): the next open cuts everything from there.
-            if id == lastLogID, !summary.headerDamaged, let first = summary.damage.first {
-                let size = sizes[id] ?? Int64(first.end)
-                report.tornTail = Problem(file: path, offset: Int64(first.start),
-                                          message: "\(size - Int64(first.start)) bytes of torn tail: \(first.reason)")
-                continue
-            }
-            for d in summary.damage {
-                report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+        let lastLogID = scanned.last(where: { StoreDirectory.isLog($0.summary.header) })?.id
+        for (id, summary) in scanned {
+            reportDamage(summary, path: listing.segmentPath(id), isLastLog: id == lastLogID, size: sizes[id], into: &report)
+        }
+        try checkHints(listing, sizes: sizes, into: &report)
+        return report
+    }
+
+    private func segmentSizes(_ listing: StoreDirectory) throws(CaskError) -> [UInt32: Int64] {
+        var sizes: [UInt32: Int64] = [:]
+        for id in listing.segmentIDs {
+            let h = try fs.open(listing.segmentPath(id), mode: .read)
+            defer { fs.close(h) }
+            sizes[id] = try fs.size(h)
+        }
+        return sizes
+    }
+
+    /// Checks every record's checksum and LZ4 block in one segment.
+    private func checkRecords(of id: UInt32, in listing: StoreDirectory, into report: inout Report) throws(CaskError) -> SegmentScanner.Summary {
+        let path = listing.segmentPath(id)
+        let handle = try fs.open(path, mode: .read)
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        var records = 0
+        var problems: [Problem] = []
+        let summary = try bytes.withBytes { raw throws(CaskError) in
+            try SegmentScanner.scan(raw, file: path) { h, offset in
+                records += 1
+                guard h.isCompressed else { return }
+                let start = offset + Format.recordHeaderSize + h.keyLength
+                let stored = UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)])
+                var out = [UInt8](repeating: 0, count: h.originalLength)
+                if !out.withUnsafeMutableBytes({ Compression.decompress(stored, into: $0) }) {
+                    problems.append(Problem(file: path, offset: Int64(offset), message: "LZ4 block does not decode to \(h.originalLength) bytes"))
+                }
             }
         }
-        for id in ids where hinted.contains(id) {
+        report.segments += 1
+        report.records += records
+        report.bytesChecked += Int64(bytes.count)
+        report.problems += problems
+        if summary.headerDamaged {
+            report.problems.append(Problem(file: path, offset: 0, message: "segment header is damaged"))
+        }
+        return summary
+    }
+
+    /// Damaged ranges as problems, except the newest log segment's torn tail, which the next
+    /// open cuts (format-spec.md, "Recovery", step 6).
+    private func reportDamage(_ summary: SegmentScanner.Summary, path: String, isLastLog: Bool, size: Int64?, into report: inout Report) {
+        if isLastLog, let start = StoreDirectory.tornTailStart(of: summary), let first = summary.damage.first {
+            report.tornTail = Problem(file: path, offset: Int64(start),
+                                      message: "\((size ?? Int64(first.end)) - Int64(start)) bytes of torn tail: \(first.reason)")
+            return
+        }
+        for d in summary.damage {
+            report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+        }
+    }
+
+    /// Every hint file against its segment, and hint files without one.
+    private func checkHints(_ listing: StoreDirectory, sizes: [UInt32: Int64], into report: inout Report) throws(CaskError) {
+        for id in listing.segmentIDs where listing.hintIDs.contains(id) {
             report.hintFiles += 1
-            let path = FileNames.join(directory, FileNames.hint(id))
+            let path = listing.hintPath(id)
             let handle = try fs.open(path, mode: .read)
             defer { fs.close(handle) }
             let bytes = try fs.readWholeFile(handle)
@@ -108,11 +124,8 @@ public struct StoreVerifier: Sendable {
                 report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))
             }
         }
-        for name in names where name.hasSuffix(FileNames.hintSuffix) {
-            if let id = FileNames.id(in: name, suffix: FileNames.hintSuffix), sizes[id] == nil {
-                report.problems.append(Problem(file: FileNames.join(directory, name), offset: 0, message: "hint file without a segment"))
-            }
+        for id in listing.orphanHintIDs {
+            report.problems.append(Problem(file: listing.hintPath(id), offset: 0, message: "hint file without a segment"))
         }
-        return report
     }
 }

@@ -1,3 +1,5 @@
+import CaskFormat
+
 /// Applies a ``CompressionPolicy`` to one value.
 enum Compression {
     /// The LZ4 form of `value` when the policy asks for it and it saves enough; nil to store as is.

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
-/// `cask fill DIR`: fills a (small) file system until writes fail, then checks that the failure
+/// `cask-harness fill DIR`: fills a (small) file system until writes fail, then checks that the failure
 /// is a typed out-of-space error and that everything acknowledged is still readable, after
 /// removes, a compaction attempt and a reopen. Exit 0 when every check passes. Hidden: the real
 /// disk-full tests run it on a tiny tmpfs or under `ulimit -f`.

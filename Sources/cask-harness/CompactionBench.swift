@@ -1,9 +1,10 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 import Synchronization
 
-/// `cask bench-compaction`: a steady random-overwrite workload at a fixed byte limit.
+/// `cask-harness bench-compaction`: a steady random-overwrite workload at a fixed byte limit.
 struct CompactionBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-compaction",
@@ -84,7 +85,7 @@ struct CompactionBench: ParsableCommand {
             return String(format: "%.1f", Double(s[min(s.count - 1, Int(Double(s.count) * p))]) / 1000)
         }
         let compactSecs = compactionSeconds.withLock { $0 }
-        print("cask bench-compaction: byte limit \(limitMiB) MiB, segments \(segmentMiB) MiB, \(valueSize)-byte values over \(keys) keys, \(Formatting.bytes(total)) written in \(String(format: "%.1f", seconds)) s (\(Formatting.rate(Double(i), per: seconds)) puts + as many gets)")
+        print("cask-harness bench-compaction: byte limit \(limitMiB) MiB, segments \(segmentMiB) MiB, \(valueSize)-byte values over \(keys) keys, \(Formatting.bytes(total)) written in \(String(format: "%.1f", seconds)) s (\(Formatting.rate(Double(i), per: seconds)) puts + as many gets)")
         print(String(format: "  compaction: %d passes, %.1f MB/s rewritten (%@ written in %.2f s of compaction)",
                      Int(stats.compactions), Double(stats.compactionBytesWritten) / 1e6 / max(compactSecs, 1e-9), Formatting.bytes(stats.compactionBytesWritten) as NSString, compactSecs))
         print(String(format: "  write amplification: %.2f  (bytes to disk / bytes put)", Double(stats.bytesWritten + stats.compactionBytesWritten) / Double(written)))

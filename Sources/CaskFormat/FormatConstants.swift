@@ -1,31 +1,33 @@
 /// Sizes, magic numbers and flag bits of the on-disk format, shared by writer and reader.
 /// The authority is `format-spec.md`; a change here is a change there.
-enum Format {
+package enum Format {
     /// The format version this build writes and the newest it reads. Version 2 added pin
     /// records (record kind 3); every older version (1) is read too.
-    static let version: UInt32 = 2
+    package static let version: UInt32 = 2
     /// The oldest format version this build reads.
-    static let oldestReadableVersion: UInt32 = 1
+    package static let oldestReadableVersion: UInt32 = 1
 
     /// "CASKSEG\0": the first eight bytes of every segment file.
-    static let segmentMagic: [UInt8] = Array("CASKSEG\0".utf8)
+    package static let segmentMagic: [UInt8] = Array("CASKSEG\0".utf8)
     /// "CASKHNT\0": the first eight bytes of every hint file.
-    static let hintMagic: [UInt8] = Array("CASKHNT\0".utf8)
+    package static let hintMagic: [UInt8] = Array("CASKHNT\0".utf8)
     /// "HEND": the last four bytes of a complete hint file.
-    static let hintEndMagic: UInt32 = 0x444E_4548
+    package static let hintEndMagic: UInt32 = 0x444E_4548
 
-    static let segmentHeaderSize = 48
-    static let recordHeaderSize = 40
-    static let hintHeaderSize = 48
-    static let hintEntrySize = 52
-    static let hintTrailerSize = 8
+    package static let segmentHeaderSize = 48
+    package static let recordHeaderSize = 40
+    /// Where a record's key length (u16) lies in its header.
+    package static let recordKeyLengthOffset = 30
+    package static let hintHeaderSize = 48
+    package static let hintEntrySize = 52
+    package static let hintTrailerSize = 8
 
     /// Longest key, in UTF-8 bytes.
-    static let maximumKeyLength = 1024
+    package static let maximumKeyLength = 1024
     /// Largest value the format can hold (bytes); LZ4's own input limit is a little above it.
-    static let maximumValueLength = 1 << 30
+    package static let maximumValueLength = 1 << 30
 
-    enum RecordKind: UInt8 {
+    package enum RecordKind: UInt8 {
         case value = 1
         case tombstone = 2
         /// Sets or clears the pinned flag of a value record (format version 2): no value; the
@@ -33,22 +35,22 @@ enum Format {
         case pin = 3
     }
 
-    enum RecordFlag {
-        static let compressed: UInt8 = 1 << 0
-        static let pinned: UInt8 = 1 << 1
-        static let known: UInt8 = compressed | pinned
+    package enum RecordFlag {
+        package static let compressed: UInt8 = 1 << 0
+        package static let pinned: UInt8 = 1 << 1
+        package static let known: UInt8 = compressed | pinned
     }
 
-    enum SegmentKind: UInt8 {
+    package enum SegmentKind: UInt8 {
         /// Written by puts and removes, in sequence order.
         case log = 1
         /// Written by compaction: live records of older segments, in sequence order.
         case compacted = 2
     }
 
-    enum SegmentFlag {
+    package enum SegmentFlag {
         /// Every segment with a lower id is dead (written by `removeAll`).
-        static let clearsOlder: UInt8 = 1 << 0
-        static let known: UInt8 = clearsOlder
+        package static let clearsOlder: UInt8 = 1 << 0
+        package static let known: UInt8 = clearsOlder
     }
 }

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
-/// `cask torture DIR --cycle C`: durable puts and removes, printing each acknowledgement, until
+/// `cask-harness torture DIR --cycle C`: durable puts and removes, printing each acknowledgement, until
 /// killed. The kill -9 test runs it, kills it at a random moment, and checks the store against
 /// the acknowledgements. Hidden: a test tool, not a user command.
 struct Torture: ParsableCommand {

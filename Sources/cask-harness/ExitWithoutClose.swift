@@ -1,8 +1,9 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
-/// `cask exit-without-close DIR COUNT`: puts COUNT items through a store (or, with `--cache`,
+/// `cask-harness exit-without-close DIR COUNT`: puts COUNT items through a store (or, with `--cache`,
 /// the two-level cache) kept in a global, as an app's shared cache is, then calls `exit(0)`
 /// without closing it. Hidden: the exit tests check that a normal exit keeps every put.
 struct ExitWithoutClose: ParsableCommand {

@@ -1,16 +1,24 @@
 /// The 48-byte header at the start of every segment file. Layout: format-spec.md, "Segment header".
-struct SegmentHeader: Sendable, Equatable {
-    var id: UInt64
-    var kind: Format.SegmentKind
-    var flags: UInt8
+package struct SegmentHeader: Sendable, Equatable {
+    package var id: UInt64
+    package var kind: Format.SegmentKind
+    package var flags: UInt8
     /// Log segments: the first sequence number that may appear. Compacted: the smallest inside.
-    var minimumSequence: UInt64
+    package var minimumSequence: UInt64
     /// Compacted segments: an exclusive upper bound on the sequence numbers inside. Log: 0.
-    var sequenceLimit: UInt64
+    package var sequenceLimit: UInt64
 
-    var clearsOlder: Bool { flags & Format.SegmentFlag.clearsOlder != 0 }
+    package init(id: UInt64, kind: Format.SegmentKind, flags: UInt8, minimumSequence: UInt64, sequenceLimit: UInt64) {
+        self.id = id
+        self.kind = kind
+        self.flags = flags
+        self.minimumSequence = minimumSequence
+        self.sequenceLimit = sequenceLimit
+    }
 
-    func encoded() -> [UInt8] {
+    package var clearsOlder: Bool { flags & Format.SegmentFlag.clearsOlder != 0 }
+
+    package func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Format.segmentHeaderSize)
         bytes.withUnsafeMutableBytes { out in
             for (i, b) in Format.segmentMagic.enumerated() { out[i] = b }
@@ -26,7 +34,7 @@ struct SegmentHeader: Sendable, Equatable {
         return bytes
     }
 
-    enum Parsed {
+    package enum Parsed {
         case valid(SegmentHeader)
         /// Checksum or structure failed; the magic may or may not match.
         case damaged(magicMatches: Bool)
@@ -34,7 +42,7 @@ struct SegmentHeader: Sendable, Equatable {
         case newerVersion(UInt32)
     }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> Parsed {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Parsed {
         guard bytes.count >= Format.segmentHeaderSize else {
             let n = min(bytes.count, 8)
             return .damaged(magicMatches: n > 0 && Array(bytes[0..<n]) == Array(Format.segmentMagic[0..<n]))

@@ -4,47 +4,54 @@
 /// reports what it finds: valid records in file order, and damaged byte ranges. After a record
 /// fails its check the scanner never trusts that record's length: it searches forward, one byte
 /// at a time, for the next offset where a complete record validates.
-struct SegmentScanner {
+package struct SegmentScanner {
     /// A byte range that holds no valid record.
-    struct Damage: Sendable, Equatable {
-        var start: Int
-        var end: Int
-        var reason: String
+    package struct Damage: Sendable, Equatable {
+        package var start: Int
+        package var end: Int
+        package var reason: String
         /// The sequence number of the first valid record after the range, when there is one.
-        var nextSequence: UInt64?
+        package var nextSequence: UInt64?
         /// True when no valid record follows the range (the range runs to the end of the file).
-        var reachesEnd: Bool { nextSequence == nil }
+        package var reachesEnd: Bool { nextSequence == nil }
     }
 
-    struct Summary: Sendable {
-        var header: SegmentHeader?
+    package struct Summary: Sendable {
+        package var header: SegmentHeader?
         /// The header failed its check (records were still scanned from the fixed header size).
-        var headerDamaged = false
-        var recordCount = 0
-        var damage: [Damage] = []
+        package var headerDamaged = false
+        package var recordCount = 0
+        package var damage: [Damage] = []
         /// End of the last valid record (or of the header): where a torn tail is cut.
-        var validEnd = Format.segmentHeaderSize
-        var maximumSequence: UInt64 = 0
+        package var validEnd = Format.segmentHeaderSize
+        package var maximumSequence: UInt64 = 0
     }
 
-    /// Scans `bytes`, calling `visit(header, offset, bytes)` for each valid record in file order.
+    /// Why a file cannot be scanned as a segment at all.
+    package enum Failure: Error, Equatable {
+        /// Neither the header nor any record is Cask's.
+        case notASegment
+        /// The header is intact and of a newer format version than this build reads.
+        case newerVersion(UInt32)
+    }
+
+    /// Scans `bytes`, calling `visit(header, offset)` for each valid record in file order.
     /// Throws only when the file is not a Cask segment at all or is of a newer version.
-    static func scan(
+    package static func scan(
         _ bytes: UnsafeRawBufferPointer,
-        file: String,
         visit: (RecordHeader, Int) -> Void
-    ) throws(CaskError) -> Summary {
+    ) throws(Failure) -> Summary {
         var summary = Summary()
         switch SegmentHeader.parse(bytes) {
         case .valid(let h): summary.header = h
         case .newerVersion(let v):
-            throw .unsupportedFormatVersion(file: file, found: v, supported: Format.version)
+            throw .newerVersion(v)
         case .damaged(let magicMatches):
             summary.headerDamaged = true
             if !magicMatches && bytes.count >= Format.segmentHeaderSize && !isAllZero(bytes) {
                 // A foreign file unless Cask records follow the header.
                 if findNextRecord(bytes, from: Format.segmentHeaderSize) == nil {
-                    throw .notACaskStore(file: file)
+                    throw .notASegment
                 }
             }
         }
@@ -77,7 +84,7 @@ struct SegmentScanner {
     }
 
     /// The first offset at or after `from` where a complete record validates.
-    static func findNextRecord(_ bytes: UnsafeRawBufferPointer, from: Int) -> (Int, RecordHeader)? {
+    package static func findNextRecord(_ bytes: UnsafeRawBufferPointer, from: Int) -> (Int, RecordHeader)? {
         var o = from
         while o + Format.recordHeaderSize <= bytes.count {
             if case .record(let h) = RecordCodec.decode(bytes, at: o) { return (o, h) }
@@ -86,7 +93,7 @@ struct SegmentScanner {
         return nil
     }
 
-    static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
         for b in bytes where b != 0 { return false }
         return true
     }

@@ -1,29 +1,40 @@
 /// The fixed part of a record, as decoded from disk. Layout: format-spec.md, "Record".
-struct RecordHeader: Sendable {
-    var sequence: UInt64
+package struct RecordHeader: Sendable {
+    package var sequence: UInt64
     /// Milliseconds since the Unix epoch.
-    var writeTime: Int64
+    package var writeTime: Int64
     /// Milliseconds since the Unix epoch; 0 means the record never expires.
-    var expiry: Int64
-    var kind: Format.RecordKind
-    var flags: UInt8
-    var keyLength: Int
-    var storedLength: Int
-    var originalLength: Int
+    package var expiry: Int64
+    package var kind: Format.RecordKind
+    package var flags: UInt8
+    package var keyLength: Int
+    package var storedLength: Int
+    package var originalLength: Int
 
-    var isCompressed: Bool { flags & Format.RecordFlag.compressed != 0 }
-    var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
-    var isTombstone: Bool { kind == .tombstone }
-    var isPin: Bool { kind == .pin }
+    package init(sequence: UInt64, writeTime: Int64, expiry: Int64, kind: Format.RecordKind, flags: UInt8, keyLength: Int, storedLength: Int, originalLength: Int) {
+        self.sequence = sequence
+        self.writeTime = writeTime
+        self.expiry = expiry
+        self.kind = kind
+        self.flags = flags
+        self.keyLength = keyLength
+        self.storedLength = storedLength
+        self.originalLength = originalLength
+    }
+
+    package var isCompressed: Bool { flags & Format.RecordFlag.compressed != 0 }
+    package var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
+    package var isTombstone: Bool { kind == .tombstone }
+    package var isPin: Bool { kind == .pin }
     /// A pin record: the sequence number of the value record whose pinned flag it sets.
-    var pinTarget: UInt64 { UInt64(bitPattern: expiry) }
+    package var pinTarget: UInt64 { UInt64(bitPattern: expiry) }
     /// Header, key and stored value, in bytes.
-    var encodedSize: Int { Format.recordHeaderSize + keyLength + storedLength }
+    package var encodedSize: Int { Format.recordHeaderSize + keyLength + storedLength }
 }
 
 /// Encodes and validates records. Pure functions over caller-owned buffers: no allocation.
-enum RecordCodec {
-    enum Decoded {
+package enum RecordCodec {
+    package enum Decoded {
         /// A record whose header is sane and whose checksum matches.
         case record(RecordHeader)
         /// Fewer bytes remain than the header or the record it describes needs.
@@ -34,14 +45,14 @@ enum RecordCodec {
 
     /// Bytes a record with these lengths occupies on disk.
     @inline(__always)
-    static func encodedSize(keyLength: Int, storedLength: Int) -> Int {
+    package static func encodedSize(keyLength: Int, storedLength: Int) -> Int {
         Format.recordHeaderSize + keyLength + storedLength
     }
 
     /// Writes a complete record at the start of `out`, which must hold `encodedSize` bytes.
     /// The key and stored value are copied in; the checksum covers everything after itself.
     @inline(__always)
-    static func encode(
+    package static func encode(
         _ header: RecordHeader,
         key: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
@@ -54,7 +65,7 @@ enum RecordCodec {
         out.put(header.expiry, at: 20)
         out.put(header.kind.rawValue, at: 28)
         out.put(header.flags, at: 29)
-        out.put(UInt16(header.keyLength), at: 30)
+        out.put(UInt16(header.keyLength), at: Format.recordKeyLengthOffset)
         out.put(UInt32(header.storedLength), at: 32)
         out.put(UInt32(header.originalLength), at: 36)
         let base = out.baseAddress!
@@ -70,14 +81,14 @@ enum RecordCodec {
     ///
     /// Every length is checked against the format's limits before it is trusted, and the checksum
     /// is checked before anything (the key, the value) is used.
-    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Decoded {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Decoded {
         let remaining = bytes.count - offset
         if remaining < Format.recordHeaderSize { return .truncated }
         let h = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Format.recordHeaderSize)])
         guard let kind = Format.RecordKind(rawValue: h.u8(28)) else { return .invalid("unknown record kind \(h.u8(28))") }
         let flags = h.u8(29)
         if flags & ~Format.RecordFlag.known != 0 { return .invalid("unknown flag bits \(flags)") }
-        let keyLength = Int(h.u16(30))
+        let keyLength = Int(h.u16(Format.recordKeyLengthOffset))
         let stored = Int(h.u32(32))
         let original = Int(h.u32(36))
         if keyLength == 0 || keyLength > Format.maximumKeyLength { return .invalid("key length \(keyLength) out of range") }

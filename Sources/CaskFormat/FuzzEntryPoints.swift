@@ -1,4 +1,5 @@
-/// Entry points for the libFuzzer targets in `Fuzz/` (SPI: not part of the public API).
+/// Entry points for the libFuzzer targets in `Fuzz/` (SPI `Fuzzing`: not part of any public API;
+/// the `Cask` library does not export them).
 /// Each must return normally for any input: no trap, no out-of-bounds access, no hang.
 @_spi(Fuzzing)
 public enum FuzzEntryPoints {
@@ -14,7 +15,7 @@ public enum FuzzEntryPoints {
     /// Scans `bytes` as a whole segment file.
     public static func scanSegment(_ bytes: UnsafeRawBufferPointer) -> Int {
         var records = 0
-        _ = try? SegmentScanner.scan(bytes, file: "fuzz") { _, _ in records += 1 }
+        _ = try? SegmentScanner.scan(bytes) { _, _ in records += 1 }
         return records
     }
 
@@ -33,6 +34,6 @@ public enum FuzzEntryPoints {
         guard bytes.count >= 2 else { return false }
         let length = Int(bytes.u16(0)) + 1
         var out = [UInt8](repeating: 0, count: length)
-        return out.withUnsafeMutableBytes { Compression.decompress(UnsafeRawBufferPointer(rebasing: bytes[2...]), into: $0) }
+        return out.withUnsafeMutableBytes { LZ4.decompress(UnsafeRawBufferPointer(rebasing: bytes[2...]), into: $0) }
     }
 }

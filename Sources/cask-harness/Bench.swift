@@ -1,13 +1,15 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import CaskFormat
 #endif
 
-/// `cask bench`: single-operation throughput and latency of the disk store, medians of several runs.
+/// `cask-harness bench`: single-operation throughput and latency of the disk store, medians of several runs.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure put, get, sync and open speed on a scratch store (medians of --runs runs).")
@@ -17,7 +19,7 @@ struct Bench: ParsableCommand {
         /// The physical-limit peer: the same record bytes appended with a 1 MiB buffer and
         /// write(2), a Swift Dictionary as index; gets are one pread each.
         case baseline
-        /// Random overwrites at a fixed byte limit (the same as `cask bench-compaction`).
+        /// Random overwrites at a fixed byte limit (the same as `cask-harness bench-compaction`).
         case compaction
         case all
     }
@@ -56,7 +58,7 @@ struct Bench: ParsableCommand {
 
     func run() throws {
         let all: [Workload] = workload == .all ? [.baseline, .put, .get, .getMissing, .putSync, .open] : [workload]
-        print("cask bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
+        print("cask-harness bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
         if workload == .compaction {
             let bench = try CompactionBench.parse(["--directory", directory])
             try bench.run()

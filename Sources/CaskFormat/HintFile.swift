@@ -1,25 +1,38 @@
 /// One entry of a hint file: where a record lies in its segment and what the index needs of it.
-struct HintEntry: Sendable {
-    var sequence: UInt64
-    var offset: UInt64
-    var writeTime: Int64
-    var expiry: Int64
-    var accessTime: Int64
-    var kind: Format.RecordKind
-    var flags: UInt8
-    var keyLength: Int
-    var storedLength: Int
-    var originalLength: Int
+package struct HintEntry: Sendable {
+    package var sequence: UInt64
+    package var offset: UInt64
+    package var writeTime: Int64
+    package var expiry: Int64
+    package var accessTime: Int64
+    package var kind: Format.RecordKind
+    package var flags: UInt8
+    package var keyLength: Int
+    package var storedLength: Int
+    package var originalLength: Int
 
-    var recordSize: Int { RecordCodec.encodedSize(keyLength: keyLength, storedLength: storedLength) }
+    package var recordSize: Int { RecordCodec.encodedSize(keyLength: keyLength, storedLength: storedLength) }
+
+    package init(sequence: UInt64, offset: UInt64, writeTime: Int64, expiry: Int64, accessTime: Int64, kind: Format.RecordKind, flags: UInt8, keyLength: Int, storedLength: Int, originalLength: Int) {
+        self.sequence = sequence
+        self.offset = offset
+        self.writeTime = writeTime
+        self.expiry = expiry
+        self.accessTime = accessTime
+        self.kind = kind
+        self.flags = flags
+        self.keyLength = keyLength
+        self.storedLength = storedLength
+        self.originalLength = originalLength
+    }
 }
 
 /// Reads and writes hint files (`<id>.hint`): a sealed segment's index entries, so that open need
 /// not read the segment. Layout: format-spec.md, "Hint file". A hint file is only an optimisation:
 /// any doubt about it (checksum, lengths, a segment size that differs) means the segment is scanned.
-enum HintFile {
+package enum HintFile {
     /// Appends one entry (52 bytes, then the key) to `body`.
-    static func appendEntry(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
+    package static func appendEntry(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
         withUnsafeTemporaryAllocation(byteCount: Format.hintEntrySize, alignment: 8) { out in
             out.put(e.sequence, at: 0)
             out.put(e.offset, at: 8)
@@ -37,7 +50,7 @@ enum HintFile {
     }
 
     /// A complete hint file: header, the entry bytes built with ``appendEntry(_:key:to:)``, trailer.
-    static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8]) -> [UInt8] {
+    package static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8]) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Format.hintHeaderSize)
         bytes.reserveCapacity(Format.hintHeaderSize + body.count + Format.hintTrailerSize)
         bytes.withUnsafeMutableBytes { out in
@@ -55,14 +68,14 @@ enum HintFile {
         return bytes
     }
 
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         case invalid(String)
         case newerVersion(UInt32)
     }
 
     /// Validates the whole hint file first, then calls `visit(entry, keyBytes)` for every entry.
     /// Nothing is visited unless every check passes, so a bad hint never half-fills an index.
-    static func parse(
+    package static func parse(
         _ bytes: UnsafeRawBufferPointer,
         segmentID: UInt64,
         segmentSize: UInt64,

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Human-readable sizes and durations for tables; JSON output keeps raw numbers.
-enum Formatting {
-    static func bytes(_ n: Int64) -> String {
+package enum Formatting {
+    package static func bytes(_ n: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(n)
         var unit = 0
@@ -10,9 +10,9 @@ enum Formatting {
         return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
     }
 
-    static func bytes(_ n: Int) -> String { bytes(Int64(n)) }
+    package static func bytes(_ n: Int) -> String { bytes(Int64(n)) }
 
-    static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         let s = abs(seconds)
         if s < 1 { return String(format: "%.0fms", s * 1000) }
         if s < 120 { return String(format: "%.0fs", s) }
@@ -21,7 +21,7 @@ enum Formatting {
         return String(format: "%.0fd", s / 86400)
     }
 
-    static func rate(_ count: Double, per seconds: Double) -> String {
+    package static func rate(_ count: Double, per seconds: Double) -> String {
         let r = count / max(seconds, 1e-9)
         if r >= 1_000_000 { return String(format: "%.2fM/s", r / 1_000_000) }
         if r >= 1000 { return String(format: "%.1fK/s", r / 1000) }
@@ -29,7 +29,7 @@ enum Formatting {
     }
 
     /// Left-aligned columns separated by two spaces; numeric-looking columns right-aligned.
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
+    package static func table(_ header: [String], _ rows: [[String]]) -> String {
         var widths = header.map(\.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String]) -> String {
@@ -41,7 +41,7 @@ enum Formatting {
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
     }
 
-    static func json(_ value: some Encodable) -> String {
+    package static func json(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         guard let data = try? encoder.encode(value) else { return "{}" }
@@ -50,19 +50,19 @@ enum Formatting {
 }
 
 /// A progress line on a terminal (rate and ETA, redrawn in place) or plain lines otherwise.
-final class Progress {
+package final class Progress {
     private let label: String
     private let start = Date()
     private var lastDraw = Date.distantPast
     private let isTerminal = isatty(STDERR_FILENO) != 0
     private var lastPlainPercent = -1
 
-    init(_ label: String) {
+    package init(_ label: String) {
         self.label = label
     }
 
     /// Reports `done` of `total` units (bytes unless said otherwise).
-    func update(_ done: Int64, of total: Int64) {
+    package func update(_ done: Int64, of total: Int64) {
         let total = max(total, 1)
         let now = Date()
         let elapsed = now.timeIntervalSince(start)
@@ -87,7 +87,7 @@ final class Progress {
         }
     }
 
-    func finish() {
+    package func finish() {
         if isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

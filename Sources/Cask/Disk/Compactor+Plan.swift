@@ -1,0 +1,61 @@
+import CaskFormat
+
+extension Compactor {
+    /// Which segments one pass rewrites.
+    struct Plan {
+        var ids: [UInt32]
+        /// The lowest minimum sequence of every segment that stays: a tombstone below it has no
+        /// older record left to hide.
+        var remainingMinimumSequence: UInt64
+        var outputID: UInt32
+    }
+
+    /// Chooses inputs under the lock: sealed segments whose dead share reaches the policy's ratio
+    /// (any dead share at all under byte-limit pressure or when `force`d), plus small segments worth
+    /// merging, up to one pass's worth of live bytes. Also tombstones expired items first, so
+    /// that their bytes can go.
+    static func plan(_ s: inout StoreState, force: Bool, now: Int64) -> Plan? {
+        // Expired items are tombstoned first so that their bytes can go: on every forced pass,
+        // at most once a second otherwise (the sweep walks the whole index).
+        if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
+            _ = try? s.removeExpired(now: now)
+            s.lastExpirySweep = now
+        }
+        let pressure = s.limits.byteLimit.map { s.fileBytes > $0 } ?? false
+        let threshold = s.options.compaction.garbageRatio
+        let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
+        let small = Int64(s.options.segmentSize / 4)
+        var candidates: [(id: UInt32, garbage: Double, live: Int64)] = []
+        let awaiting = s.awaitingSync.isEmpty ? [] : s.segmentsAwaitingSync
+        for (id, u) in s.usage where id != s.active.id && !awaiting.contains(id) {
+            let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
+            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
+            let isSmall = u.fileBytes < small
+            if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
+                candidates.append((id, garbage, u.liveBytes))
+            }
+        }
+        // Small segments alone are only worth merging when there are several.
+        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure) && only.garbage == 0 {
+            return nil
+        }
+        candidates.sort { ($0.garbage, $1.id) > ($1.garbage, $0.id) }
+        var chosen: [UInt32] = []
+        var live: Int64 = 0
+        for c in candidates {
+            if !chosen.isEmpty && live + c.live > passBytes { continue }
+            chosen.append(c.id)
+            live += c.live
+        }
+        guard !chosen.isEmpty else { return nil }
+        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize) {
+            return nil   // one segment with nothing dead: rewriting it gains nothing
+        }
+        let chosenSet = Set(chosen)
+        let remaining = min(s.lingeringMinimumSequence,
+                            s.usage.filter { !chosenSet.contains($0.key) }.map(\.value.minimumSequence).min() ?? .max)
+        let outputID = s.nextSegmentID
+        s.nextSegmentID &+= 1
+        return Plan(ids: chosen.sorted(), remainingMinimumSequence: remaining, outputID: outputID)
+    }
+}
