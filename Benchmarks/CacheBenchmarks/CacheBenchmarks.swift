@@ -41,7 +41,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("facade get, memory hit", configuration: .init(scalingFactor: .kilo)) { benchmark in
         let path = NSTemporaryDirectory() + "cask-bench-facade-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let cache = try Cache(directory: path)
+        let cache = try CaskCache(directory: path)
         for i in 0..<1000 { try cache.setValue(i, forKey: keys[i]) }
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations { blackHole(try cache.value(Int.self, forKey: keys[i % 1000])) }
@@ -54,7 +54,7 @@ let benchmarks: @Sendable () -> Void = {
         defer { try? FileManager.default.removeItem(atPath: path) }
         var options = CacheOptions()
         options.memory = .init(countLimit: 1)
-        let cache = try Cache(directory: path, options: options)
+        let cache = try CaskCache(directory: path, options: options)
         for i in 0..<10_000 { try cache.setValue("value number \(i)", forKey: keys[i]) }
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations { blackHole(try cache.value(String.self, forKey: keys[(i &* 7919) % 10_000])) }

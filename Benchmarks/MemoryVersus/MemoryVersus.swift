@@ -1,4 +1,4 @@
-// `memory-versus`: MemoryCache and the Cache facade's memory hit against the fastest simple
+// `memory-versus`: MemoryCache and the CaskCache facade's memory hit against the fastest simple
 // implementations of the same work, measured in one run (medians of --runs runs, ops/s).
 //
 //   swift run -c release --package-path Benchmarks memory-versus [--runs 5]
@@ -102,7 +102,7 @@ for (n, k) in wide.enumerated() { lruWide.setValue(n, forKey: k); cacheWide.setV
 let directory = NSTemporaryDirectory() + "memory-versus-\(getpid())"
 var cacheOptions = CacheOptions()
 cacheOptions.disk.compaction.isAutomatic = false
-let facade = try Cache(directory: directory, options: cacheOptions)
+let facade = try CaskCache(directory: directory, options: cacheOptions)
 for (n, k) in hot.enumerated() { try facade.setValue(n, forKey: k) }
 let sink = Atomic<Int>(0)
 
@@ -111,7 +111,7 @@ let workloads: [(String, () -> Double)] = [
     ("get hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in if lruHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache", { rate(operations: hotOps) { _, i in if cacheHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheHot.value(forKey: hot[hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
-    ("get hot: Cache facade memory hit", { rate(operations: hotOps / 4) { _, i in if (try? facade.value(Int.self, forKey: hot[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: CaskCache facade memory hit", { rate(operations: hotOps / 4) { _, i in if (try? facade.value(Int.self, forKey: hot[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("set hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in lruHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
     ("set hot: MemoryCache", { rate(operations: hotOps) { _, i in cacheHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
     ("get 100K random: locked Dictionary LRU", { rate(operations: wideOps) { _, i in if lruWide.value(forKey: wide[wideOrder[i & 0xFFFFF]]) == nil { sink.add(1, ordering: .relaxed) } } }),
@@ -127,7 +127,7 @@ for (name, _) in workloads {
     print(String(format: "%@ | %.2f M/s", name, median(results[name]!) / 1e6))
 }
 @MainActor func ratio(_ a: String, _ b: String) -> String { String(format: "%.2f", median(results[a]!) / median(results[b]!)) }
-print("ratios: get hot vs bare Dictionary \(ratio("get hot: MemoryCache", "get hot: bare Dictionary")); vs locked LRU \(ratio("get hot: MemoryCache", "get hot: locked Dictionary LRU")); set vs locked LRU \(ratio("set hot: MemoryCache", "set hot: locked Dictionary LRU")); 100K get vs locked LRU \(ratio("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU")); 2 threads vs 1 \(ratio("get hot: MemoryCache, 2 threads", "get hot: MemoryCache")); facade hit vs MemoryCache \(ratio("get hot: Cache facade memory hit", "get hot: MemoryCache"))")
+print("ratios: get hot vs bare Dictionary \(ratio("get hot: MemoryCache", "get hot: bare Dictionary")); vs locked LRU \(ratio("get hot: MemoryCache", "get hot: locked Dictionary LRU")); set vs locked LRU \(ratio("set hot: MemoryCache", "set hot: locked Dictionary LRU")); 100K get vs locked LRU \(ratio("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU")); 2 threads vs 1 \(ratio("get hot: MemoryCache, 2 threads", "get hot: MemoryCache")); facade hit vs MemoryCache \(ratio("get hot: CaskCache facade memory hit", "get hot: MemoryCache"))")
 if sink.load(ordering: .relaxed) != 0 { print("unexpected misses: \(sink.load(ordering: .relaxed))") }
 try? facade.close()
 try? FileManager.default.removeItem(atPath: directory)

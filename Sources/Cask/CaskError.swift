@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -41,12 +42,14 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A cached value could not be encoded or decoded by the cache's coder.
     case coding(key: String, reason: String)
 
-    /// True when the failure is the disk being full (ENOSPC) or a file-size limit (EFBIG).
+    /// Whether the file system ran out of space (ENOSPC) or the file hit its size limit (EFBIG):
+    /// freeing space and retrying can succeed.
     public var isOutOfSpace: Bool {
         if case .io(_, _, let code) = self { return code == ENOSPC || code == EFBIG }
         return false
     }
 
+    /// What went wrong, naming the path, and the fix.
     public var description: String {
         switch self {
         case let .storeLocked(path, pid):
@@ -80,4 +83,10 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "value for key \"\(key)\" could not be coded: \(reason)"
         }
     }
+}
+
+extension CaskError: LocalizedError {
+    /// The same text as ``description``: what went wrong, with the path, and what to do about it.
+    /// (`localizedDescription` reads this, so `"\(error.localizedDescription)"` is useful too.)
+    public var errorDescription: String? { description }
 }

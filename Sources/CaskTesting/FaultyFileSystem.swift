@@ -9,7 +9,7 @@ import Foundation
 /// let faulty = FaultyFileSystem(wrapping: POSIXFileSystem())
 /// faulty.inject(.init(operation: .sync, at: 3, errno: EIO))   // the third fsync fails
 /// ```
-public final class FaultyFileSystem: FileSystem, @unchecked Sendable {
+public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
     // @unchecked: mutable state is behind `lock`.
 
     /// Kinds of call that can be made to fail.
@@ -37,13 +37,13 @@ public final class FaultyFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    private let base: any FileSystem
+    private let base: any CaskFileSystem
     private let lock = NSLock()
     private var faults: [Fault] = []
     private var counts: [Operation: Int] = [:]
     private var injected = 0
 
-    public init(wrapping base: any FileSystem) { self.base = base }
+    public init(wrapping base: any CaskFileSystem) { self.base = base }
 
     /// Plans a failure (calls are counted from now on for its operation).
     public func inject(_ fault: Fault) {
@@ -74,29 +74,29 @@ public final class FaultyFileSystem: FileSystem, @unchecked Sendable {
         return fault
     }
 
-    public func open(_ path: String, mode: OpenMode) throws(CaskError) -> Cask.FileHandle {
+    public func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
         _ = try check(.open, path); return try base.open(path, mode: mode)
     }
-    public func close(_ handle: Cask.FileHandle) { base.close(handle) }
-    public func append(_ handle: Cask.FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
+    public func close(_ handle: CaskFileHandle) { base.close(handle) }
+    public func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
         if let f = try check(.append, "fd \(handle.rawValue)"), let n = f.shortWrite {
             return try base.append(handle, UnsafeRawBufferPointer(rebasing: buffer[0..<min(n, buffer.count)]))
         }
         return try base.append(handle, buffer)
     }
-    public func read(_ handle: Cask.FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
+    public func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
         _ = try check(.read, "fd \(handle.rawValue)"); return try base.read(handle, into: buffer, at: offset)
     }
-    public func sync(_ handle: Cask.FileHandle) throws(CaskError) {
+    public func sync(_ handle: CaskFileHandle) throws(CaskError) {
         _ = try check(.sync, "fd \(handle.rawValue)"); try base.sync(handle)
     }
     public func syncDirectory(_ path: String) throws(CaskError) {
         _ = try check(.syncDirectory, path); try base.syncDirectory(path)
     }
-    public func size(_ handle: Cask.FileHandle) throws(CaskError) -> Int64 {
+    public func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64 {
         _ = try check(.size, "fd \(handle.rawValue)"); return try base.size(handle)
     }
-    public func truncate(_ handle: Cask.FileHandle, to length: Int64) throws(CaskError) {
+    public func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError) {
         _ = try check(.truncate, "fd \(handle.rawValue)"); try base.truncate(handle, to: length)
     }
     public func rename(_ source: String, to destination: String) throws(CaskError) {
@@ -111,12 +111,12 @@ public final class FaultyFileSystem: FileSystem, @unchecked Sendable {
     public func createDirectory(_ path: String) throws(CaskError) {
         _ = try check(.createDirectory, path); try base.createDirectory(path)
     }
-    public func tryLock(_ handle: Cask.FileHandle) throws(CaskError) -> Bool {
+    public func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool {
         _ = try check(.lock, "fd \(handle.rawValue)"); return try base.tryLock(handle)
     }
-    public func overwrite(_ handle: Cask.FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
+    public func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         _ = try check(.overwrite, "fd \(handle.rawValue)"); try base.overwrite(handle, buffer, at: offset)
     }
-    public func mapReadOnly(_ handle: Cask.FileHandle, length: Int) -> UnsafeRawBufferPointer? { base.mapReadOnly(handle, length: length) }
+    public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { base.mapReadOnly(handle, length: length) }
     public func unmap(_ region: UnsafeRawBufferPointer) { base.unmap(region) }
 }

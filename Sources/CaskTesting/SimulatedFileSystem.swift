@@ -17,7 +17,7 @@ import Foundation
 /// ```
 ///
 /// Thread-safe. Paths are plain strings; directories exist implicitly once created.
-public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
+public final class SimulatedFileSystem: CaskFileSystem, @unchecked Sendable {
     // @unchecked: all mutable state is behind `lock`.
 
     /// What a power loss may leave of unsynced data and directory changes.
@@ -158,14 +158,14 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         return p.isEmpty ? "/" : p
     }
 
-    private func handle(_ h: Cask.FileHandle, _ op: String) throws(CaskError) -> Handle {
+    private func handle(_ h: CaskFileHandle, _ op: String) throws(CaskError) -> Handle {
         guard let handle = state.handles[h.rawValue] else { throw .io(operation: op, path: "fd \(h.rawValue)", errno: EBADF) }
         return handle
     }
 
-    // MARK: FileSystem
+    // MARK: CaskFileSystem
 
-    public func open(_ path: String, mode: OpenMode) throws(CaskError) -> Cask.FileHandle {
+    public func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
         lock.lock(); defer { lock.unlock() }
         try enter("open", path)
         var inode = state.names[path]
@@ -184,10 +184,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         let fd = state.nextHandle
         state.nextHandle += 1
         state.handles[fd] = Handle(inode: inode!, path: path, append: mode == .appendOrCreate)
-        return Cask.FileHandle(rawValue: fd)
+        return CaskFileHandle(rawValue: fd)
     }
 
-    public func close(_ h: Cask.FileHandle) {
+    public func close(_ h: CaskFileHandle) {
         lock.lock(); defer { lock.unlock() }
         // A lock belongs to the handle that took it, as with flock(2).
         if let handle = state.handles.removeValue(forKey: h.rawValue), handle.inode.lockOwner == h.rawValue {
@@ -195,7 +195,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    public func append(_ h: Cask.FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
+    public func append(_ h: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "write")
         try enter("write", handle.path)
@@ -203,7 +203,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         return buffer.count
     }
 
-    public func read(_ h: Cask.FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
+    public func read(_ h: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "pread")
         try enter("pread", handle.path)
@@ -214,7 +214,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         return n
     }
 
-    public func sync(_ h: Cask.FileHandle) throws(CaskError) {
+    public func sync(_ h: CaskFileHandle) throws(CaskError) {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "fsync")
         try enter("fsync", handle.path)
@@ -233,14 +233,14 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    public func size(_ h: Cask.FileHandle) throws(CaskError) -> Int64 {
+    public func size(_ h: CaskFileHandle) throws(CaskError) -> Int64 {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "fstat")
         try enter("fstat", handle.path)
         return Int64(handle.inode.data.count)
     }
 
-    public func truncate(_ h: Cask.FileHandle, to length: Int64) throws(CaskError) {
+    public func truncate(_ h: CaskFileHandle, to length: Int64) throws(CaskError) {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "ftruncate")
         try enter("ftruncate", handle.path)
@@ -281,7 +281,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    public func tryLock(_ h: Cask.FileHandle) throws(CaskError) -> Bool {
+    public func tryLock(_ h: CaskFileHandle) throws(CaskError) -> Bool {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "flock")
         try enter("flock", handle.path)
@@ -290,7 +290,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         return true
     }
 
-    public func overwrite(_ h: Cask.FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
+    public func overwrite(_ h: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         lock.lock(); defer { lock.unlock() }
         let handle = try handle(h, "pwrite")
         try enter("pwrite", handle.path)

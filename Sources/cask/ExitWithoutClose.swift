@@ -25,13 +25,13 @@ struct ExitWithoutClose: ParsableCommand {
                 if cache {
                     var o = CacheOptions()
                     o.disk = options
-                    Self.kept = try withStoreErrors { try Cache(directory: directory, options: o) }
+                    Self.kept = try withStoreErrors { try CaskCache(directory: directory, options: o) }
                 } else {
                     Self.kept = try withStoreErrors { try DiskStore(directory: directory, options: options) }
                 }
             }
             let value = Data("value-\(i)".utf8)
-            if let c = Self.kept as? Cache { try withStoreErrors { try c.setData(value, forKey: "key-\(i)") } }
+            if let c = Self.kept as? CaskCache { try withStoreErrors { try c.setData(value, forKey: "key-\(i)") } }
             if let s = Self.kept as? DiskStore { try withStoreErrors { try s.setValue(value, forKey: "key-\(i)") } }
         }
         Foundation.exit(0)

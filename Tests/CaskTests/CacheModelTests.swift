@@ -5,7 +5,7 @@ import Testing
 // Model-based tests of the documented cache semantics (README "Cache limits", "The two-level
 // cache"; MemoryCache's doc comment). A small reference model — a dictionary with explicit
 // times, pins, TTLs, use order and limits — runs the same seeded random operation sequence as
-// `DiskStore`, `MemoryCache` (1 shard and the default 32) and `Cache`, on an injected clock, and
+// `DiskStore`, `MemoryCache` (1 shard and the default 32) and `CaskCache`, on an injected clock, and
 // every observable result is compared after every step. A failure prints the seed and the
 // shortest failing sequence found by shrinking.
 
@@ -153,7 +153,7 @@ final class ModelRun {
     let clock = ManualClock()
     let directory = TemporaryDirectory("model")
     var store: DiskStore?
-    var cache: Cache?
+    var cache: CaskCache?
     var memory: MemoryCache<Data>?
     let evictions = Locked<[(String, String)]>([])
 
@@ -180,7 +180,7 @@ final class ModelRun {
             var o = CacheOptions()
             o.disk = storeOptions()
             o.memory = .init(countLimit: 2, costLimit: 2000)   // small: promotions and memory evictions happen
-            cache = try Cache(directory: directory.path, options: o)
+            cache = try CaskCache(directory: directory.path, options: o)
             store = cache!.disk
         case .memory(let shards):
             let evictions = self.evictions

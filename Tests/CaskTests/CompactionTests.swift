@@ -7,7 +7,7 @@ import Testing
     @Test(arguments: [false, true])
     func compactionKeepsEveryLiveValueAndNoDeletedKey(simulated: Bool) throws {
         let dir = TemporaryDirectory()
-        let fs: any FileSystem = simulated ? SimulatedFileSystem() : POSIXFileSystem()
+        let fs: any CaskFileSystem = simulated ? SimulatedFileSystem() : POSIXFileSystem()
         let path = simulated ? "/store" : dir.path
         let oracle = CrashOracle()
         let store = try DiskStore(directory: path, options: simulatedOptions(fs, durability: .everyWrite))

@@ -75,12 +75,12 @@ struct User: Codable, Equatable, Sendable {
 }
 
 @Suite struct CacheFacadeTests {
-    func makeCache(_ dir: TemporaryDirectory, coder: any CacheCoder = JSONCacheCoder(), events: Locked<[CacheEvent]>? = nil) throws -> Cache {
+    func makeCache(_ dir: TemporaryDirectory, coder: any CacheCoder = JSONCacheCoder(), events: Locked<[CacheEvent]>? = nil) throws -> CaskCache {
         var o = CacheOptions()
         o.disk.compaction.isAutomatic = false
         o.coder = coder
         if let events { o.eventHandler = { e in events.withLock { $0.append(e) } } }
-        return try Cache(directory: dir.path, options: o)
+        return try CaskCache(directory: dir.path, options: o)
     }
 
     @Test(arguments: [false, true])
@@ -151,7 +151,7 @@ struct User: Codable, Equatable, Sendable {
             try await group.waitForAll()
         }
         #expect(cache.disk.count == 400)
-        #expect(Cache.defaultDirectory(name: "x").hasSuffix("/x"))
+        #expect(CaskCache.defaultDirectory(name: "x").hasSuffix("/x"))
     }
 
     @Test func ttlAndPinningPassThrough() throws {

@@ -8,7 +8,7 @@ let longTier = ProcessInfo.processInfo.environment["CASK_LONG_TESTS"] == "1"
 
 /// Options for a store on a simulated file system: no background flushes (so the N-th call is
 /// the same call every time), small segments so rollovers happen often.
-func simulatedOptions(_ fs: any FileSystem, durability: Durability, segmentSize: Int = 4096) -> StoreOptions {
+func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentSize: Int = 4096) -> StoreOptions {
     var o = StoreOptions()
     o.fileSystem = fs
     o.durability = durability

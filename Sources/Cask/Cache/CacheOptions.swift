@@ -1,6 +1,6 @@
 import Foundation
 
-/// Everything a ``Cache`` can be configured with, with sensible defaults.
+/// Everything a ``CaskCache`` can be configured with, with sensible defaults.
 public struct CacheOptions: Sendable {
     /// The disk layer (durability, compression, limits, compaction). Default: a 1 GiB byte limit.
     public var disk: StoreOptions = {
@@ -18,7 +18,7 @@ public struct CacheOptions: Sendable {
     public init() {}
 }
 
-/// Something that happened to items of a ``Cache``, in order per operation.
+/// Something that happened to items of a ``CaskCache``, in order per operation.
 public enum CacheEvent: Sendable, Equatable {
     case willAdd(key: String)
     case didAdd(key: String)
@@ -26,7 +26,7 @@ public enum CacheEvent: Sendable, Equatable {
     case didRemove(key: String)
     case didRemoveAll
     /// A layer dropped the item because of a limit, its TTL or damage.
-    case evicted(key: String, layer: Layer, cause: String)
+    case evicted(key: String, layer: Layer, cause: EvictionCause)
 
     public enum Layer: String, Sendable { case memory, disk }
 }

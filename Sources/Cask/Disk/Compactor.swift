@@ -14,7 +14,7 @@ struct Compactor {
     let state: Locked<StoreState>
     let directory: String
     let options: StoreOptions
-    var fs: any FileSystem { options.fileSystem }
+    var fs: any CaskFileSystem { options.fileSystem }
 
     /// One input segment.
     private struct Input {

@@ -22,7 +22,7 @@ extension DiskStore {
     }
 
     /// Whether a compaction pass is running now (for benchmarks that split latency by it).
-    public var isCompacting: Bool { compacting.load(ordering: .relaxed) }
+    package var isCompacting: Bool { compacting.load(ordering: .relaxed) }
 
     private func runCompaction(force: Bool) throws(CaskError) -> CompactionReport {
         try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in

@@ -154,7 +154,7 @@ public final class DiskStore: Sendable {
     /// when no other writer has covered it (StoreState+GroupCommit.swift). Throws the write's
     /// error when its sync (or flush) failed; the key then keeps its previous value.
     func commit(_ ticket: UInt64) throws(CaskError) {
-        enum Step { case settled, sync(FileHandle, UInt32, Int64) }
+        enum Step { case settled, sync(CaskFileHandle, UInt32, Int64) }
         let fs = options.fileSystem
         // A follower whose write a leader's sync covered returns here without taking the lead.
         let role = commitGate.lead(unlessSettled: { state.withLock { $0.committedTicket >= ticket } })
@@ -381,7 +381,7 @@ public final class DiskStore: Sendable {
 
     /// Waits until background hint writes queued so far are done (for tests and tools that need
     /// a quiet file system).
-    public func waitForBackgroundWork() { hintQueue.sync {} }
+    package func waitForBackgroundWork() { hintQueue.sync {} }
 
     /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
     /// Returns false once the store is closed.

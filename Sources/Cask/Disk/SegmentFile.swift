@@ -10,14 +10,14 @@
 final class SegmentFile: @unchecked Sendable {
     let id: UInt32
     let path: String
-    let handle: FileHandle
-    let fileSystem: any FileSystem
+    let handle: CaskFileHandle
+    let fileSystem: any CaskFileSystem
     let mapping: UnsafeRawBufferPointer?
     /// Read since its hint file was written (set under the store's lock; the hint's access
     /// times are refreshed on a clean close).
     var wasRead = false
 
-    init(id: UInt32, path: String, handle: FileHandle, fileSystem: any FileSystem, mapLength: Int = 0) {
+    init(id: UInt32, path: String, handle: CaskFileHandle, fileSystem: any CaskFileSystem, mapLength: Int = 0) {
         self.id = id
         self.path = path
         self.handle = handle

@@ -3,7 +3,7 @@ enum StoreFiles {
     /// Creates a segment file holding only `header`, durable with its directory entry before it
     /// returns. A failure removes the partial file.
     /// `mapLength` is how much of it reads may map (the segment size limit for a log segment).
-    static func createSegment(_ header: SegmentHeader, in directory: String, fs: any FileSystem, mapLength: Int) throws(CaskError) -> SegmentFile {
+    static func createSegment(_ header: SegmentHeader, in directory: String, fs: any CaskFileSystem, mapLength: Int) throws(CaskError) -> SegmentFile {
         let id = UInt32(header.id)
         let path = FileNames.join(directory, FileNames.segment(id))
         let handle = try fs.open(path, mode: .appendOrCreate)
@@ -23,7 +23,7 @@ enum StoreFiles {
 
     /// Replaces `name` in `directory` with `bytes`: write a temporary file, fsync it, rename it over
     /// the name, fsync the directory. A crash leaves either the old file or the new one.
-    static func writeAtomically(_ bytes: [UInt8], to name: String, in directory: String, fs: any FileSystem) throws(CaskError) {
+    static func writeAtomically(_ bytes: [UInt8], to name: String, in directory: String, fs: any CaskFileSystem) throws(CaskError) {
         let path = FileNames.join(directory, name)
         let temporary = path + FileNames.temporarySuffix
         let handle = try fs.open(temporary, mode: .createTruncate)
@@ -48,7 +48,7 @@ enum StoreFiles {
 
     /// Throws ``CaskError/notACaskStore(file:)`` when `directory` holds files but none of Cask's:
     /// Cask never writes into a folder that belongs to something else.
-    static func requireStoreDirectory(_ directory: String, fs: any FileSystem) throws(CaskError) {
+    static func requireStoreDirectory(_ directory: String, fs: any CaskFileSystem) throws(CaskError) {
         let names = try fs.contentsOfDirectory(directory)
         let ours = names.contains { $0 == FileNames.lock || FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }
         if !ours, let foreign = names.sorted().first(where: { !$0.hasPrefix(".") }) {

@@ -47,19 +47,6 @@ public struct CompactionPolicy: Sendable, Equatable {
     public init() {}
 }
 
-/// Why an item left the store without being removed by the caller.
-public enum EvictionCause: String, Sendable, Equatable, Codable {
-    /// The byte limit (LRU).
-    case size
-    /// The count limit (LRU).
-    case count
-    /// The age limit (not accessed for too long).
-    case age
-    /// Its time to live ran out.
-    case timeToLive
-    /// A record failed its checksum.
-    case damage
-}
 
 /// Something that happened to items, delivered to ``StoreOptions/eventHandler`` on the thread
 /// that caused it, after the store's lock is released (the handler may call the store).

@@ -6,7 +6,7 @@ import Logging
 struct StoreLoader {
     let directory: String
     let options: StoreOptions
-    var fs: any FileSystem { options.fileSystem }
+    var fs: any CaskFileSystem { options.fileSystem }
     var logger: Logger { options.logger }
 
     private struct Loaded {

@@ -14,16 +14,16 @@ import Synchronization
 /// A held lock is retried for about 60 ms before the open fails (see `acquire`).
 /// The owner's pid is written into the file only so that the error can name it.
 final class StoreLock: Sendable {
-    let handle: FileHandle
-    let fileSystem: any FileSystem
+    let handle: CaskFileHandle
+    let fileSystem: any CaskFileSystem
     private let released = Atomic<Bool>(false)
 
-    private init(handle: FileHandle, fileSystem: any FileSystem) {
+    private init(handle: CaskFileHandle, fileSystem: any CaskFileSystem) {
         self.handle = handle
         self.fileSystem = fileSystem
     }
 
-    static func acquire(directory: String, fs: any FileSystem) throws(CaskError) -> StoreLock {
+    static func acquire(directory: String, fs: any CaskFileSystem) throws(CaskError) -> StoreLock {
         let path = FileNames.join(directory, FileNames.lock)
         let handle = try fs.open(path, mode: .appendOrCreate)
         var locked = false

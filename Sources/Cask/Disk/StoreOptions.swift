@@ -51,7 +51,7 @@ public struct StoreOptions: Sendable {
     /// Largest value accepted, in bytes; at most 1 GiB (the format's limit). Default 256 MiB.
     public var maximumValueSize: Int = 256 << 20
     /// Where file I/O goes. Tests substitute a simulated or faulty file system.
-    public var fileSystem: any FileSystem = POSIXFileSystem()
+    public var fileSystem: any CaskFileSystem = POSIXFileSystem()
     /// The clock for write, access and expiry times.
     public var clock: WallClock = .system
     /// Where recovery reports, corruption and background failures are logged.

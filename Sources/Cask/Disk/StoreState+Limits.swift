@@ -177,6 +177,7 @@ extension StoreStatistics {
         case .age: evictionsByAge += 1
         case .timeToLive: expirations += 1
         case .damage: break   // counted as corruptRecords where found
+        case .cost, .memoryPressure: break   // the memory cache's causes
         }
     }
 }

@@ -33,7 +33,7 @@ struct PinRecordLocation: Sendable, Equatable {
 /// `syncedSize <= flushedSize <= activeSize`; every index entry points at a segment in `segments`.
 struct StoreState: Sendable {
     let directory: String
-    let fs: any FileSystem
+    let fs: any CaskFileSystem
     let options: StoreOptions
 
     var index = KeyIndex()

@@ -10,7 +10,7 @@ import Darwin
 ///
 /// Durable sync is `fdatasync(2)` on Linux and `fcntl(F_FULLFSYNC)` on Darwin, where plain `fsync`
 /// does not reach the platter. Thread-safe: it holds no state.
-public struct POSIXFileSystem: FileSystem {
+public struct POSIXFileSystem: CaskFileSystem {
     public init() {}
 
     @inline(__always)
@@ -26,9 +26,9 @@ public struct POSIXFileSystem: FileSystem {
         .io(operation: op, path: path, errno: errno)
     }
 
-    private func name(_ h: FileHandle) -> String { "fd \(h.rawValue)" }
+    private func name(_ h: CaskFileHandle) -> String { "fd \(h.rawValue)" }
 
-    public func open(_ path: String, mode: OpenMode) throws(CaskError) -> FileHandle {
+    public func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
         let flags: Int32
         switch mode {
         case .read: flags = O_RDONLY
@@ -37,26 +37,26 @@ public struct POSIXFileSystem: FileSystem {
         }
         let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o644) }
         if fd < 0 { throw failure("open", path) }
-        return FileHandle(rawValue: fd)
+        return CaskFileHandle(rawValue: fd)
     }
 
-    public func close(_ handle: FileHandle) {
+    public func close(_ handle: CaskFileHandle) {
         _ = sys_close(handle.rawValue)
     }
 
-    public func append(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
+    public func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
         let n = retrying { sys_write(handle.rawValue, buffer.baseAddress, buffer.count) }
         if n < 0 { throw failure("write", name(handle)) }
         return n
     }
 
-    public func read(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
+    public func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
         let n = retrying { pread(handle.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
         if n < 0 { throw failure("pread", name(handle)) }
         return n
     }
 
-    public func sync(_ handle: FileHandle) throws(CaskError) {
+    public func sync(_ handle: CaskFileHandle) throws(CaskError) {
         #if canImport(Darwin)
         let r = retrying { fcntl(handle.rawValue, F_FULLFSYNC) }
         #else
@@ -77,13 +77,13 @@ public struct POSIXFileSystem: FileSystem {
         if r != 0 { throw failure("fsync directory", path) }
     }
 
-    public func size(_ handle: FileHandle) throws(CaskError) -> Int64 {
+    public func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64 {
         var st = stat()
         if fstat(handle.rawValue, &st) != 0 { throw failure("fstat", name(handle)) }
         return Int64(st.st_size)
     }
 
-    public func truncate(_ handle: FileHandle, to length: Int64) throws(CaskError) {
+    public func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError) {
         let r = retrying { ftruncate(handle.rawValue, off_t(length)) }
         if r != 0 { throw failure("ftruncate", name(handle)) }
     }
@@ -117,14 +117,14 @@ public struct POSIXFileSystem: FileSystem {
         }
     }
 
-    public func tryLock(_ handle: FileHandle) throws(CaskError) -> Bool {
+    public func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool {
         let r = retrying { flock(handle.rawValue, LOCK_EX | LOCK_NB) }
         if r == 0 { return true }
         if errno == EWOULDBLOCK { return false }
         throw failure("flock", name(handle))
     }
 
-    public func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer? {
+    public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? {
         guard length > 0 else { return nil }
         let p = mmap(nil, length, PROT_READ, MAP_SHARED, handle.rawValue, 0)
         guard let p, p != MAP_FAILED else { return nil }
@@ -135,7 +135,7 @@ public struct POSIXFileSystem: FileSystem {
         if let base = region.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), region.count) }
     }
 
-    public func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
+    public func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         var done = 0
         while done < buffer.count {
             let n = retrying { pwrite(handle.rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }

@@ -27,7 +27,7 @@ public struct SegmentDump: Sendable {
     public var damage: [(start: Int, end: Int, reason: String)]
 
     /// Reads segment `id` of the store in `directory` without changing anything.
-    public static func read(directory: String, segment id: UInt32, fileSystem: any FileSystem = POSIXFileSystem()) throws(CaskError) -> SegmentDump {
+    public static func read(directory: String, segment id: UInt32, fileSystem: any CaskFileSystem = POSIXFileSystem()) throws(CaskError) -> SegmentDump {
         let path = FileNames.join(directory, FileNames.segment(id))
         let handle = try fileSystem.open(path, mode: .read)
         defer { fileSystem.close(handle) }

@@ -22,10 +22,10 @@ public struct StoreVerifier: Sendable {
     }
 
     let directory: String
-    let fs: any FileSystem
+    let fs: any CaskFileSystem
 
     /// A verifier for the store in `directory`.
-    public init(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) {
+    public init(directory: String, fileSystem: any CaskFileSystem = POSIXFileSystem()) {
         self.directory = directory
         self.fs = fileSystem
     }

@@ -45,9 +45,6 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         }
     }
 
-    /// Why an item left the memory cache without being removed by the caller.
-    public enum EvictionCause: String, Sendable { case count, cost, age, memoryPressure }
-
     /// The largest cost an item is charged (2^40); a larger cost counts as this.
     public static var maximumCost: Int { 1 << 40 }
 

@@ -10,7 +10,7 @@ import Darwin
 /// file operation, to prove each intermediate state recovers. The name to die at is read once
 /// from the environment variable `CASK_CRASH_AT`; when it is unset, reaching a point costs one
 /// comparison of a static optional.
-public enum CrashPoint: String, Sendable, CaseIterable {
+package enum CrashPoint: String, Sendable, CaseIterable {
     /// Rollover: the old segment is synced, the new one not yet created.
     case rolloverBeforeNewSegment = "rollover.before-new-segment"
     /// A hint file's temporary file is written and synced, not yet renamed.

@@ -1,18 +1,23 @@
-/// An open file, as a file system implementation numbers it. Opaque to the store.
-public struct FileHandle: Hashable, Sendable {
+/// An open file, as a ``CaskFileSystem`` numbers it. Opaque to the store.
+///
+/// Named for Cask so that it never clashes with Foundation's `FileHandle` in an app that imports
+/// both.
+public struct CaskFileHandle: Hashable, Sendable {
     /// The implementation's number for this file (a POSIX file descriptor in production).
     public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-}
 
-/// How a file is opened.
-public enum OpenMode: Sendable {
-    /// Read only; the file must exist.
-    case read
-    /// Read and append; the file is created when missing (mode 0644). Writes go to the end.
-    case appendOrCreate
-    /// Read and write, truncated to zero or created.
-    case createTruncate
+    /// Wraps an implementation's number for an open file.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// How a file is opened.
+    public enum OpenMode: Sendable {
+        /// Read only; the file must exist.
+        case read
+        /// Read and append; the file is created when missing (mode 0644). Writes go to the end.
+        case appendOrCreate
+        /// Read and write, truncated to zero or created.
+        case createTruncate
+    }
 }
 
 /// The one seam through which the store does all file I/O.
@@ -21,24 +26,24 @@ public enum OpenMode: Sendable {
 /// implementation that fails chosen calls or simulates power loss (see the `CaskTesting` product).
 /// Implementations must be thread-safe: readers call ``read(_:into:at:)`` concurrently with the writer.
 /// Every method throws ``CaskError/io(operation:path:errno:)`` on failure.
-public protocol FileSystem: Sendable {
+public protocol CaskFileSystem: Sendable {
     /// Opens `path`. `path` is absolute or relative to the working directory.
-    func open(_ path: String, mode: OpenMode) throws(CaskError) -> FileHandle
+    func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle
     /// Closes a handle. Errors are ignored: a close error cannot be acted on.
-    func close(_ handle: FileHandle)
+    func close(_ handle: CaskFileHandle)
     /// Appends up to `buffer.count` bytes at the end of the file; returns how many were written
     /// (a short write is allowed and is retried by the caller).
-    func append(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int
+    func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at end of file).
-    func read(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int
+    func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int
     /// Makes the file's data durable (`fdatasync`; `F_FULLFSYNC` on Darwin).
-    func sync(_ handle: FileHandle) throws(CaskError)
+    func sync(_ handle: CaskFileHandle) throws(CaskError)
     /// Makes a directory's entries (creates, renames, unlinks) durable.
     func syncDirectory(_ path: String) throws(CaskError)
     /// The file's current size in bytes.
-    func size(_ handle: FileHandle) throws(CaskError) -> Int64
+    func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64
     /// Cuts the file to `length` bytes.
-    func truncate(_ handle: FileHandle, to length: Int64) throws(CaskError)
+    func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError)
     /// Atomically replaces `destination` with `source`.
     func rename(_ source: String, to destination: String) throws(CaskError)
     /// Removes a file. A missing file is not an error.
@@ -49,26 +54,26 @@ public protocol FileSystem: Sendable {
     func createDirectory(_ path: String) throws(CaskError)
     /// Takes an exclusive advisory lock on an open file without waiting (`flock`).
     /// Returns false when another open file description holds it.
-    func tryLock(_ handle: FileHandle) throws(CaskError) -> Bool
+    func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool
     /// Writes all of `buffer` at `offset` (used only for the lock file's owner pid).
-    func overwrite(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError)
+    func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError)
     /// Maps `length` bytes of the file read-only and shared, or returns nil when the implementation
     /// does not map (reads then use ``read(_:into:at:)``). The store only touches mapped bytes that
     /// lie inside the file. The default implementation returns nil.
-    func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer?
+    func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer?
     /// Unmaps a region returned by ``mapReadOnly(_:length:)``.
     func unmap(_ region: UnsafeRawBufferPointer)
 }
 
-extension FileSystem {
-    public func mapReadOnly(_ handle: FileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
+extension CaskFileSystem {
+    public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
     public func unmap(_ region: UnsafeRawBufferPointer) {}
 }
 
-extension FileSystem {
+extension CaskFileSystem {
     /// Appends all of `buffer`, retrying short writes. Throws on the first failing call.
     @inlinable
-    func appendAll(_ handle: FileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) {
+    func appendAll(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) {
         var done = 0
         while done < buffer.count {
             let n = try append(handle, UnsafeRawBufferPointer(rebasing: buffer[done...]))
@@ -79,7 +84,7 @@ extension FileSystem {
 
     /// Reads exactly `buffer.count` bytes at `offset`; returns false when the file ends first.
     @inlinable
-    func readExactly(_ handle: FileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Bool {
+    func readExactly(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Bool {
         var done = 0
         while done < buffer.count {
             let n = try read(handle, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
@@ -90,7 +95,7 @@ extension FileSystem {
     }
 
     /// Reads a whole file into memory.
-    func readWholeFile(_ handle: FileHandle) throws(CaskError) -> [UInt8] {
+    func readWholeFile(_ handle: CaskFileHandle) throws(CaskError) -> [UInt8] {
         let size = Int(try self.size(handle))
         if size == 0 { return [] }
         var bytes = [UInt8](repeating: 0, count: size)

@@ -5,7 +5,7 @@ import Synchronization
 /// for `Codable` values and raw bytes.
 ///
 /// ```swift
-/// let cache = try Cache(directory: "/tmp/app-cache")
+/// let cache = try CaskCache(directory: "/tmp/app-cache")
 /// try cache.setValue(user, forKey: "user:42", timeToLive: .seconds(600))
 /// let again = try cache.value(User.self, forKey: "user:42")      // memory hit
 /// let later = try await cache.value(User.self, forKey: "user:42") // the same, from a task
@@ -23,7 +23,7 @@ import Synchronization
 /// that cannot be decoded as the asked type throws ``CaskError/typeMismatch(key:type:reason:)``
 /// and is kept (the disk layer checksums every record, so this is never damage).
 /// Every method is thread-safe; the `async` variants run the same work off the caller's executor.
-public final class Cache: Sendable {
+public final class CaskCache: Sendable {
     /// The disk layer.
     public let disk: DiskStore
     /// The memory layer: decoded values, each with the disk record it came from; cost = encoded bytes.
@@ -52,13 +52,13 @@ public final class Cache: Sendable {
             let previous = disk.eventHandler
             disk.eventHandler = { event in
                 previous?(event)
-                if case .evicted(let key, let cause) = event { handler(.evicted(key: key, layer: .disk, cause: cause.rawValue)) }
+                if case .evicted(let key, let cause) = event { handler(.evicted(key: key, layer: .disk, cause: cause)) }
             }
         }
         self.disk = try DiskStore(directory: directory, options: disk)
-        var onEviction: (@Sendable (String, MemoryItem, MemoryCache<MemoryItem>.EvictionCause) -> Void)?
+        var onEviction: (@Sendable (String, MemoryItem, EvictionCause) -> Void)?
         if let handler {
-            onEviction = { key, _, cause in handler(.evicted(key: key, layer: .memory, cause: cause.rawValue)) }
+            onEviction = { key, _, cause in handler(.evicted(key: key, layer: .memory, cause: cause)) }
         }
         let m = options.memory
         self.memory = MemoryCache<MemoryItem>(
@@ -85,9 +85,9 @@ public final class Cache: Sendable {
         return (base as NSString).appendingPathComponent(name)
     }
 
-    /// The shared default cache (`Cache.defaultDirectory(name: "cask")`), opened on first use.
+    /// The shared default cache (`CaskCache.defaultDirectory(name: "cask")`), opened on first use.
     /// Nil when it cannot be opened (for example, when another process holds it).
-    public static let shared: Cache? = try? Cache(directory: defaultDirectory(name: "cask"))
+    public static let shared: CaskCache? = try? CaskCache(directory: defaultDirectory(name: "cask"))
 
     private func emit(_ event: CacheEvent) { options.eventHandler?(event) }
 
@@ -233,41 +233,44 @@ public final class Cache: Sendable {
     // MARK: Async variants
 
     /// ``setValue(_:forKey:timeToLive:isPinned:)`` off the caller's executor.
-    public func setValue<T: Encodable & Sendable>(_ value: T, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) async throws {
-        try await Self.offload { try self.setValue(value, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+    public func setValue<T: Encodable & Sendable>(_ value: T, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) async throws(CaskError) {
+        try await Self.offload { () throws(CaskError) in try self.setValue(value, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
     }
 
     /// ``value(_:forKey:)`` off the caller's executor (a memory hit is answered directly).
-    public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws -> T? {
+    public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws(CaskError) -> T? {
         if T.self != Data.self, let cached: T = try memoryHit(forKey: key) { return cached }
-        return try await Self.offload { try self.value(type, forKey: key) }
+        return try await Self.offload { () throws(CaskError) in try self.value(type, forKey: key) }
     }
 
     /// ``setData(_:forKey:timeToLive:isPinned:)`` off the caller's executor.
-    public func setData(_ data: Data, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) async throws {
-        try await Self.offload { try self.setData(data, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+    public func setData(_ data: Data, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) async throws(CaskError) {
+        try await Self.offload { () throws(CaskError) in try self.setData(data, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
     }
 
     /// ``data(forKey:)`` off the caller's executor.
-    public func data(forKey key: String) async throws -> Data? {
-        try await Self.offload { try self.data(forKey: key) }
+    public func data(forKey key: String) async throws(CaskError) -> Data? {
+        try await Self.offload { () throws(CaskError) in try self.data(forKey: key) }
     }
 
     /// ``removeValue(forKey:)`` off the caller's executor.
     @discardableResult
-    public func removeValue(forKey key: String) async throws -> Bool {
-        try await Self.offload { try self.removeValue(forKey: key) }
+    public func removeValue(forKey key: String) async throws(CaskError) -> Bool {
+        try await Self.offload { () throws(CaskError) in try self.removeValue(forKey: key) }
     }
 
     /// ``removeAll()`` off the caller's executor.
-    public func removeAll() async throws {
-        try await Self.offload { try self.removeAll() }
+    public func removeAll() async throws(CaskError) {
+        try await Self.offload { () throws(CaskError) in try self.removeAll() }
     }
 
     /// Runs blocking disk work on a Dispatch queue, not on Swift's cooperative pool.
-    private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws(CaskError) -> R) async throws(CaskError) -> R {
+        let result: Result<R, CaskError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(CaskError) in try body() })
+            }
         }
+        return try result.get()
     }
 }
