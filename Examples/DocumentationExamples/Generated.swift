@@ -83,7 +83,7 @@ func example_CrashTesting_2() async throws {
     faulty.inject(.init(operation: .sync, at: 1, errno: ENOSPC))   // the next fdatasync fails
     do {
         try store.setValue(Data("new".utf8), forKey: "k")
-    } catch let error as CaskError {
+    } catch {                                  // a CaskError: setValue throws nothing else
         print(error.isOutOfSpace, error)       // true; "k" still holds "old"
     }
     faulty.clear()                             // the disk works again; so does the store
@@ -180,8 +180,11 @@ func example_MultiProcessAndReadOnly_1() async throws {
     let first = try DiskStore(directory: directory)
     do {
         _ = try DiskStore(directory: directory)
-    } catch CaskError.storeLocked(let path, let ownerPID) {
-        print("\(path) is open in process \(ownerPID.map { "\($0)" } ?? "unknown")")
+    } catch {
+        // error is a CaskError: DiskStore's initializer throws nothing else.
+        if case .storeLocked(let path, let ownerPID) = error {
+            print("\(path) is open in process \(ownerPID.map { "\($0)" } ?? "unknown")")
+        }
     }
     try first.close()
 }
