@@ -144,7 +144,7 @@ func example_GettingStarted_3() async throws {
 func example_GettingStarted_4() async throws {
     let memory = MemoryCache<Data>(limits: .init(countLimit: 10_000, costLimit: 64 << 20))
     let bytes = Data(repeating: 7, count: 1_000)
-    let stored = memory.setValue(bytes, forKey: "k", cost: bytes.count)   // false: refused
+    let stored = memory.setValue(bytes, forKey: "k", cost: bytes.count)   // false when refused
     print(stored, memory.value(forKey: "k")?.count ?? 0)
 }
 
