@@ -134,8 +134,7 @@ extension DiskStore {
             let keys = s.index.all.filter { $0.entry.isPinned == pinned }.map(\.key)
             for key in keys {
                 try withKeyBytes(key) { k throws(CaskError) in
-                    let tombstone = try s.appendRecord(kind: .tombstone, key: k, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                                                       originalLength: 0, flags: 0, expiry: StoreState.hiding(s.index.entry(forKey: k)), now: now)
+                    let tombstone = try s.appendTombstone(forKey: k, hiding: StoreState.hiding(s.index.entry(forKey: k)), now: now)
                     s.install(tombstone, forKey: k)
                     if s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
                 }
@@ -173,7 +172,7 @@ extension DiskStore {
                     // Durable before it takes effect, as a put in this mode. A failed sync (or
                     // flush) cuts the unsynced tail, this record included, off the file.
                     do throws(CaskError) { try s.syncActive() } catch {
-                        if s.activeSize > s.syncedSize { s.failUnsynced(error, now: now) }
+                        if s.writer.size > s.writer.syncedSize { s.failUnsynced(error, now: now) }
                         throw error
                     }
                 }

@@ -59,9 +59,8 @@ extension DiskStore {
                 return .miss(s.takeDeferred())
             }
             s.stats.hits += 1
-            if entry.segment == s.active.id && Int64(entry.offset) >= s.flushedSize {
-                let start = Int(Int64(entry.offset) - s.flushedSize)
-                let copy = try s.buffer.withBytes { bytes throws(CaskError) in Array(bytes[start..<(start + entry.recordSize)]) }
+            if entry.segment == s.writer.id,
+               let copy = try s.writer.bufferedBytes(at: Int64(entry.offset), count: entry.recordSize) {
                 return .buffered(copy, entry)
             }
             guard let file = s.segments[entry.segment] else { return .damaged(entry) }
@@ -134,9 +133,7 @@ extension DiskStore {
             try state.withLock { s throws(CaskError) in
                 s.stats.corruptRecords += 1
                 guard !s.isClosed, let current = s.index.entry(forKey: keyBytes), current.sequence == entry.sequence else { return }
-                let tombstone = try s.appendRecord(
-                    kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                    originalLength: 0, flags: 0, expiry: StoreState.hiding(current), now: now)
+                let tombstone = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(current), now: now)
                 s.install(tombstone, forKey: keyBytes)
             }
         }

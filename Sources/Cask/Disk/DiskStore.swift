@@ -173,12 +173,12 @@ public final class DiskStore: Sendable {
                     s.failUnsynced(error, now: now)
                     return .settled
                 }
-                if s.syncedSize >= s.flushedSize {
+                if s.writer.syncedSize >= s.writer.flushedSize {
                     s.installDurable(now: now)   // another sync (compaction, sync(), rollover) covered it
                     return .settled
                 }
                 s.stats.segmentSyncs += 1
-                return .sync(s.active.handle, s.active.id, s.flushedSize)
+                return .sync(s.active.handle, s.writer.id, s.writer.flushedSize)
             }
             guard case .sync(let handle, let id, let target) = step else { return state.withLock { $0.takeDeferred() } }
             var failure: CaskError?
@@ -186,7 +186,7 @@ public final class DiskStore: Sendable {
             return state.withLock { s -> StoreState.Deferred in
                 let now = options.clock.milliseconds()
                 if let failure {
-                    if s.active.id == id {
+                    if s.writer.id == id {
                         s.failUnsynced(failure, now: now)
                     } else {
                         // The segment was sealed meanwhile: its rollover synced it (or would have
@@ -194,7 +194,7 @@ public final class DiskStore: Sendable {
                         s.installDurable(now: now)
                     }
                 } else {
-                    if s.active.id == id && s.syncedSize < target { s.syncedSize = target }
+                    if s.writer.id == id { s.writer.markSynced(through: target) }
                     s.installDurable(now: now)
                 }
                 return s.takeDeferred()
@@ -269,9 +269,7 @@ public final class DiskStore: Sendable {
                     let waiting = s.awaitingSync.last { $0.key.elementsEqual(keyBytes) }
                     let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
                     guard let existing else { return nil }
-                    let entry = try s.appendRecord(
-                        kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                        originalLength: 0, flags: 0, expiry: StoreState.hiding(existing), now: now)
+                    let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
                     let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
                     return (s.awaitSync(entry, key: keyBytes, removedKey: live ? key : nil), live)
                 }
@@ -285,9 +283,7 @@ public final class DiskStore: Sendable {
             try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }
                 guard let existing = s.index.entry(forKey: keyBytes) else { return (false, StoreState.Deferred()) }
-                let entry = try s.appendRecord(
-                    kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                    originalLength: 0, flags: 0, expiry: StoreState.hiding(existing), now: now)
+                let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
                 s.install(entry, forKey: keyBytes)
                 let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
                 if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
@@ -303,29 +299,9 @@ public final class DiskStore: Sendable {
     public func removeAll() throws(CaskError) {
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
-            let header = SegmentHeader(
-                id: UInt64(s.nextSegmentID), kind: .log, flags: Format.SegmentFlag.clearsOlder,
-                minimumSequence: s.nextSequence, sequenceLimit: 0)
-            let file = try StoreFiles.createSegment(header, in: s.directory, fs: s.fs, mapLength: s.options.segmentSize)
-            s.settleAwaitingAsCleared()
             let old = Array(s.segments.keys)
-            s.segments = [file.id: file]
-            s.usage = [file.id: SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)]
-            s.hintBytes = [:]
-            s.index = KeyIndex()
-            s.pinRecords = [:]
-            s.liveBytes = 0
-            s.expiringCount = 0
-            s.active = file
-            s.activeSize = Int64(Format.segmentHeaderSize)
-            s.flushedSize = s.activeSize
-            s.syncedSize = s.activeSize
-            s.buffer.reset()
-            s.hints = HintBuilder()
-            s.pendingHints = []
-            s.needsRollover = false
-            s.needsTruncate = false
-            s.nextSegmentID = file.id &+ 1
+            try s.clear()
+            s.settleAwaitingAsCleared()
             for id in old {
                 try? s.fs.remove(FileNames.join(s.directory, FileNames.segment(id)))
                 try? s.fs.remove(FileNames.join(s.directory, FileNames.hint(id)))

@@ -35,21 +35,40 @@ struct StoreLoader {
         self.options = options
     }
 
-    /// Loads the store in `directory` (which must exist and be locked by the caller).
+    /// Loads the store in `directory` (which must exist and be locked by the caller), applying
+    /// the recovery steps of format-spec.md, "Recovery", in order.
     mutating func load() throws(CaskError) -> StoreState {
-        let names = try fs.contentsOfDirectory(directory)
-        for name in names where name.hasSuffix(FileNames.temporarySuffix) {
+        let listing = try StoreDirectory(directory, fs: fs)
+        try removeLeftovers(listing)
+        let opened = try openSegments(listing)
+        let current = try removeClearedSegments(opened)
+        let kept = try loadRecords(current, hinted: listing.hintIDs)
+        let dropped = applySalvageRule()
+        let livePins = applyPinRecords()
+        var state = try startState(with: kept, listing: listing)
+        for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
+        for id in hintsToWrite { state.writeHint(for: id) }
+        try tombstone(dropped, in: &state)
+        return state
+    }
+
+    // MARK: Recovery steps
+
+    /// Step 1: unfinished temporary files and hint files whose segment is gone.
+    private func removeLeftovers(_ listing: StoreDirectory) throws(CaskError) {
+        for name in listing.temporaryNames {
             try fs.remove(FileNames.join(directory, name))   // an unfinished hint or compaction output
         }
-        let ids = names.compactMap { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) }.sorted()
-        let hinted = Set(names.compactMap { FileNames.id(in: $0, suffix: FileNames.hintSuffix) })
-        for orphan in hinted.subtracting(ids) {
-            try fs.remove(FileNames.join(directory, FileNames.hint(orphan)))   // its segment was compacted away
+        for orphan in listing.orphanHintIDs {
+            try fs.remove(listing.hintPath(orphan))   // its segment was compacted away
         }
+    }
 
+    /// Opens every segment and reads its header (nil when damaged).
+    private func openSegments(_ listing: StoreDirectory) throws(CaskError) -> [Loaded] {
         var loaded: [Loaded] = []
-        for id in ids {
-            let path = FileNames.join(directory, FileNames.segment(id))
+        for id in listing.segmentIDs {
+            let path = listing.segmentPath(id)
             let handle = try fs.open(path, mode: .read)
             let size = try fs.size(handle)
             let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: Int(size))
@@ -63,36 +82,28 @@ struct StoreLoader {
             }
             loaded.append(Loaded(file: file, header: header, size: size))
         }
+        return loaded
+    }
 
-        // A segment that clears older ones (removeAll) makes every lower id dead.
-        if let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id {
-            for dead in loaded where dead.file.id < epoch {
-                try fs.remove(dead.file.path)
-                try fs.remove(FileNames.join(directory, FileNames.hint(dead.file.id)))
-            }
-            loaded.removeAll { $0.file.id < epoch }
-            try fs.syncDirectory(directory)
+    /// Step 2: a segment that clears older ones (`removeAll`) makes every lower id dead.
+    private func removeClearedSegments(_ loaded: [Loaded]) throws(CaskError) -> [Loaded] {
+        guard let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id else { return loaded }
+        for dead in loaded where dead.file.id < epoch {
+            try fs.remove(dead.file.path)
+            try fs.remove(FileNames.join(directory, FileNames.hint(dead.file.id)))
         }
+        try fs.syncDirectory(directory)
+        return loaded.filter { $0.file.id >= epoch }
+    }
 
-        let lastLogID = loaded.last(where: { $0.header == nil || $0.header?.kind == .log })?.file.id
+    /// Steps 2, 3, 5 and 6: each segment from its hint file when valid, scanned otherwise (cutting a
+    /// torn tail and noting damage); empty and never-completed segments are removed.
+    private mutating func loadRecords(_ loaded: [Loaded], hinted: Set<UInt32>) throws(CaskError) -> [Loaded] {
+        let lastLogID = loaded.last(where: { StoreDirectory.isLog($0.header) })?.file.id
         var kept: [Loaded] = []
         for (position, segment) in loaded.enumerated() {
             let id = segment.file.id
-            if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
-                // An empty log segment (a store opened and closed without writes): it holds no
-                // record, so it goes; its header's sequence number is kept for monotonicity.
-                maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
-                try fs.remove(FileNames.join(directory, FileNames.hint(id)))
-                try fs.remove(segment.file.path)
-                continue
-            }
-            if id == lastLogID && segment.header == nil && segment.size <= Int64(Format.segmentHeaderSize) {
-                // Created but its header never became durable (a crash inside rollover or open):
-                // records are only appended after the header is synced, so it holds nothing.
-                try fs.remove(segment.file.path)
-                try fs.syncDirectory(directory)
-                continue
-            }
+            if try removeIfEmpty(segment, isLastLog: id == lastLogID) { continue }
             if hinted.contains(id), let header = segment.header, try loadHint(segment.file, size: segment.size) {
                 maximumSequence = max(maximumSequence, header.minimumSequence)
                 stats.segmentsLoadedFromHints += 1
@@ -106,19 +117,50 @@ struct StoreLoader {
                 kept.append(updated)
             }
         }
+        return kept
+    }
 
-        // Salvage: a damaged range might have held a newer record (or a delete) of any key whose
-        // surviving record is older than the range. Those keys are dropped, durably, below.
+    /// Removes a segment that holds no record: an empty log segment (a store opened and closed
+    /// without writes; its header's sequence number is kept for monotonicity), or the newest one
+    /// when its header never became durable (a crash inside rollover or open: records are only
+    /// appended after the header is synced).
+    private mutating func removeIfEmpty(_ segment: Loaded, isLastLog: Bool) throws(CaskError) -> Bool {
+        let headerOnly = segment.size <= Int64(Format.segmentHeaderSize)
+        if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
+            maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
+            try fs.remove(FileNames.join(directory, FileNames.hint(segment.file.id)))
+            try fs.remove(segment.file.path)
+            return true
+        }
+        if isLastLog && segment.header == nil && headerOnly {
+            try fs.remove(segment.file.path)
+            try fs.syncDirectory(directory)
+            return true
+        }
+        return false
+    }
+
+    /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of
+    /// any key whose surviving record is older than the range. Those keys are dropped (durably,
+    /// by ``tombstone(_:in:)``); tombstones leave the index. Returns the dropped keys.
+    private mutating func applySalvageRule() -> [String] {
         var dropped: [String] = []
         var tombstones: [String] = []
         for entry in index.entries where entry.isTombstone || entry.sequence < salvageBound {
             if entry.isTombstone { tombstones.append(index.key(of: entry)) } else { dropped.append(index.key(of: entry)) }
         }
         for key in tombstones + dropped { index.removeValue(forKey: key) }
+        stats.keysDroppedByRecovery = UInt64(dropped.count)
+        if !dropped.isEmpty {
+            logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
+        }
+        return dropped
+    }
 
-        // Pin records, in sequence order: each sets or clears the pinned flag of the value record
-        // it names, when that record is still the key's entry; the latest such is the key's live
-        // pin record. Others are dead (their value was replaced or removed).
+    /// Step 4, pin records in sequence order: each sets or clears the pinned flag of the value
+    /// record it names, when that record is still the key's entry; the latest such is the key's
+    /// live pin record. Others are dead (their value was replaced or removed).
+    private mutating func applyPinRecords() -> [[UInt8]: PinRecordLocation] {
         pins.sort { $0.location.sequence < $1.location.sequence }
         var livePins: [[UInt8]: PinRecordLocation] = [:]
         for pin in pins {
@@ -132,42 +174,45 @@ struct StoreLoader {
             if applied { livePins[pin.key] = pin.location }
         }
         pins = []
-        stats.keysDroppedByRecovery = UInt64(dropped.count)
-        if !dropped.isEmpty {
-            logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
-        }
+        return livePins
+    }
 
+    /// After recovery: a new active segment after every sequence number seen, and the state holding the
+    /// kept segments, the index and each segment's live bytes.
+    private func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
         // A checksummed record (or header) claiming a sequence number at the top of the space
         // leaves none for new writes: refuse the store instead of wrapping around.
         guard maximumSequence < UInt64.max >> 1 else {
             throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence); no sequence numbers are left for new writes")
         }
-        let maxID = loaded.last?.file.id ?? 0
+        let maxID = listing.segmentIDs.last ?? 0
         let header = SegmentHeader(
             id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
-        let active = try StoreFiles.createSegment(header, in: directory, fs: fs, mapLength: options.segmentSize)
-        var state = StoreState(directory: directory, options: options, active: active, nextSequence: maximumSequence + 1)
+        let writer = try SegmentWriter.start(header, in: directory, options: options)
+        var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
         for segment in kept {
-            state.segments[segment.file.id] = segment.file
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
-            state.usage[segment.file.id] = SegmentUsage(
-                fileBytes: segment.size, liveBytes: 0, minimumSequence: segment.header?.minimumSequence ?? 0,
-                isCompacted: segment.header?.kind == .compacted)
+            state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
+                             isCompacted: segment.header?.kind == .compacted)
         }
-        for name in names {
-            if let id = FileNames.id(in: name, suffix: FileNames.hintSuffix), state.segments[id] != nil,
-               let h = try? fs.open(FileNames.join(directory, name), mode: .read) {
+        for id in listing.hintIDs where state.segments[id] != nil {
+            if let h = try? fs.open(listing.hintPath(id), mode: .read) {
                 state.hintBytes[id] = (try? fs.size(h)) ?? 0
                 fs.close(h)
             }
         }
         state.index = index
         state.stats = stats
-        // Per-segment live bytes and counts. Entries come in runs of one segment (hint files
-        // and scans load segment by segment), so sums are kept per run: one dictionary update
-        // per run, not per key.
+        Self.accountLiveBytes(in: &state)
+        return state
+    }
+
+    /// Per-segment live bytes and counts. Entries come in runs of one segment (hint files and
+    /// scans load segment by segment), so sums are kept per run: one dictionary update per run,
+    /// not per key.
+    private static func accountLiveBytes(in state: inout StoreState) {
         var runSegment: UInt32? = nil, runBytes: Int64 = 0, runCount = 0, expiring = 0, total: Int64 = 0
-        for entry in index.entries {
+        for entry in state.index.entries {
             if entry.segment != runSegment {
                 if let id = runSegment { state.usage[id]?.liveBytes += runBytes; state.usage[id]?.liveCount += runCount }
                 runSegment = entry.segment; runBytes = 0; runCount = 0
@@ -181,20 +226,20 @@ struct StoreLoader {
         if let id = runSegment { state.usage[id]?.liveBytes += runBytes; state.usage[id]?.liveCount += runCount }
         state.liveBytes += total
         state.expiringCount += expiring
-        for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
-        for id in hintsToWrite { state.writeHint(for: id) }
-        if !dropped.isEmpty {
-            let now = options.clock.milliseconds()
-            for key in dropped {
-                let entry = try withKeyBytes(key) { keyBytes throws(CaskError) in
-                    try state.appendRecord(kind: .tombstone, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                                           originalLength: 0, flags: 0, expiry: 0, now: now)
-                }
-                withUTF8(key) { _ = state.install(entry, forKey: $0) }
+    }
+
+    /// Step 7: tombstones for the keys the salvage rule dropped, synced, so that an older record
+    /// of theirs can never come back.
+    private func tombstone(_ dropped: [String], in state: inout StoreState) throws(CaskError) {
+        guard !dropped.isEmpty else { return }
+        let now = options.clock.milliseconds()
+        for key in dropped {
+            try withKeyBytes(key) { keyBytes throws(CaskError) in
+                let entry = try state.appendTombstone(forKey: keyBytes, hiding: 0, now: now)
+                state.install(entry, forKey: keyBytes)
             }
-            try state.syncActive()
         }
-        return state
+        try state.syncActive()
     }
 
     /// Applies a valid hint file; false (after logging) when it is missing or invalid.
@@ -244,15 +289,12 @@ struct StoreLoader {
         stats.segmentsScanned += 1
         let file = segment.file
         let bytes = try fs.readWholeFile(file.handle)
-        // In the newest log segment, everything from the first damaged byte on is a torn tail:
-        // only that segment can hold unsynced bytes (each segment is synced before the next is
-        // created), an fsync covers all bytes before the last one it made durable, and a crash
-        // can persist unsynced pages out of order, so valid records after damage there were
-        // never acknowledged as durable. A pre-scan finds where the tail starts.
+        // In the newest log segment, everything from the first damaged byte on is a torn tail
+        // (StoreDirectory.tornTailStart): a pre-scan finds where it starts.
         var tailStart = Int.max
         if isLast {
             let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
-            if !pre.headerDamaged, let first = pre.damage.first { tailStart = first.start }
+            tailStart = StoreDirectory.tornTailStart(of: pre) ?? .max
         }
         var local = index
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
@@ -295,21 +337,36 @@ struct StoreLoader {
             logger.error("segment header of \(file.path) is damaged; its records were scanned")
         }
         if tailStart != .max {
-            // A torn tail: records that were being written when the process or machine stopped.
-            let handle = try fs.open(file.path, mode: .appendOrCreate)
-            defer { fs.close(handle) }
-            try fs.truncate(handle, to: Int64(tailStart))
-            try fs.sync(handle)
+            try cutTornTail(file, at: tailStart, of: bytes.count)
             size = Int64(tailStart)
-            stats.tornTailBytes += UInt64(bytes.count - tailStart)
-            logger.notice("cut a torn tail of \(bytes.count - tailStart) bytes from \(file.path)")
         }
-        for damage in summary.damage where damage.start < tailStart {
+        noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
+        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
+            hintsToWrite.append(id)
+        }
+        return size
+    }
+
+    /// Step 6: truncates a torn tail (records that were being written when the process or
+    /// machine stopped) and syncs the cut.
+    private mutating func cutTornTail(_ file: SegmentFile, at start: Int, of size: Int) throws(CaskError) {
+        let handle = try fs.open(file.path, mode: .appendOrCreate)
+        defer { fs.close(handle) }
+        try fs.truncate(handle, to: Int64(start))
+        try fs.sync(handle)
+        stats.tornTailBytes += UInt64(size - start)
+        logger.notice("cut a torn tail of \(size - start) bytes from \(file.path)")
+    }
+
+    /// Step 7: counts and logs damaged ranges, and raises the salvage bound to the first
+    /// sequence number each range might have held.
+    private mutating func noteDamage(_ damage: [SegmentScanner.Damage], in segment: Loaded, nextLogMinimum: UInt64?) {
+        for range in damage {
             stats.damagedRanges += 1
             stats.corruptRecords += 1
-            logger.error("damaged bytes \(damage.start)..<\(damage.end) in \(file.path): \(damage.reason)")
+            logger.error("damaged bytes \(range.start)..<\(range.end) in \(segment.file.path): \(range.reason)")
             let bound: UInt64
-            if let next = damage.nextSequence {
+            if let next = range.nextSequence {
                 bound = next
             } else if let h = segment.header, h.kind == .compacted, h.sequenceLimit > 0 {
                 bound = h.sequenceLimit
@@ -320,10 +377,6 @@ struct StoreLoader {
             }
             salvageBound = max(salvageBound, bound)
         }
-        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
-            hintsToWrite.append(id)
-        }
-        return size
     }
 
     /// Keeps the record with the higher sequence number, whatever file it came from.

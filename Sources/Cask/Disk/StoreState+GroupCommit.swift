@@ -35,7 +35,7 @@ extension StoreState {
     mutating func installDurable(now: Int64) {
         var n = 0
         for p in awaitingSync {
-            guard p.entry.segment != active.id || Int64(p.entry.offset) + Int64(p.entry.recordSize) <= syncedSize else { break }
+            guard p.entry.segment != writer.id || Int64(p.entry.offset) + Int64(p.entry.recordSize) <= writer.syncedSize else { break }
             p.key.withUnsafeBytes { _ = install(p.entry, forKey: $0) }
             if let key = p.removedKey, options.eventHandler != nil { pendingEvents.append(.removed(key: key)) }
             committedTicket = p.ticket
@@ -55,8 +55,8 @@ extension StoreState {
         for p in awaitingSync { commitFailures[p.ticket] = error }
         committedTicket = last.ticket
         awaitingSync.removeAll()
-        if activeSize > syncedSize { undo(to: syncedSize) }
-        needsRollover = true
+        if writer.size > writer.syncedSize { undo(to: writer.syncedSize) }
+        writer.needsRollover = true
     }
 
     /// `removeAll` cleared the store durably: the writes still waiting were ordered before it,

@@ -48,9 +48,7 @@ extension StoreState {
         // A durable write of this key still waits for its sync: it is newer than what this
         // tombstone would hide, and must not be hidden by it.
         if !awaitingSync.isEmpty && awaitingSync.contains(where: { $0.key.elementsEqual(key) }) { return }
-        let tombstone = try appendRecord(
-            kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-            originalLength: 0, flags: 0, expiry: Self.hiding(index.entry(forKey: key)), now: now)
+        let tombstone = try appendTombstone(forKey: key, hiding: Self.hiding(index.entry(forKey: key)), now: now)
         install(tombstone, forKey: key)
         stats.record(cause)
         if options.eventHandler != nil {

@@ -27,10 +27,11 @@ struct PinRecordLocation: Sendable, Equatable {
 }
 
 /// Everything a ``DiskStore`` changes, kept behind its one mutex: the index, the open segments and
-/// the active segment's writer. Methods here are called with the lock held and do no locking.
+/// the active segment's ``SegmentWriter``. Methods here are called with the lock held and do no
+/// locking.
 ///
-/// Invariants: `buffer` holds exactly the active segment's bytes `[flushedSize, activeSize)`;
-/// `syncedSize <= flushedSize <= activeSize`; every index entry points at a segment in `segments`.
+/// Invariants: every index entry points at a segment in `segments`; the writer's segment is one
+/// of them.
 struct StoreState: Sendable {
     let directory: String
     let fs: any CaskFileSystem
@@ -42,17 +43,8 @@ struct StoreState: Sendable {
     var segments: [UInt32: SegmentFile] = [:]
     var usage: [UInt32: SegmentUsage] = [:]
     var hintBytes: [UInt32: Int64] = [:]
-    var active: SegmentFile
-    var activeSize: Int64
-    var flushedSize: Int64
-    var syncedSize: Int64
-    /// A failed write may have left a partial record after `flushedSize`: cut it before appending.
-    var needsTruncate = false
-    /// A failed fsync makes the active segment suspect: start a new one before the next write.
-    var needsRollover = false
-    var buffer: WriteBuffer
-    /// Hint entries of the active segment's records.
-    var hints = HintBuilder()
+    /// Appends to the active segment.
+    var writer: SegmentWriter
     /// Hint files waiting to be written by the background writer (segment id, bytes).
     var pendingHints: [(UInt32, [UInt8])] = []
     var nextSequence: UInt64
@@ -79,22 +71,25 @@ struct StoreState: Sendable {
     /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
     /// could reappear after a crash, so tombstones above it are kept.
     var lingeringMinimumSequence: UInt64 = .max
-    /// Access times (seconds) below which a limit sweep found nothing more to evict.
     var limits: StoreLimits { options.limits }
+    /// The active segment.
+    var active: SegmentFile { writer.file }
 
-    init(directory: String, options: StoreOptions, active: SegmentFile, nextSequence: UInt64) {
+    init(directory: String, options: StoreOptions, writer: SegmentWriter, nextSequence: UInt64) {
         self.directory = directory
         self.fs = options.fileSystem
         self.options = options
-        self.active = active
-        self.activeSize = Int64(Format.segmentHeaderSize)
-        self.flushedSize = activeSize
-        self.syncedSize = activeSize
-        self.buffer = WriteBuffer(capacity: options.writeBufferSize)
+        self.writer = writer
         self.nextSequence = nextSequence
-        self.nextSegmentID = active.id &+ 1
-        segments[active.id] = active
-        usage[active.id] = SegmentUsage(fileBytes: activeSize, liveBytes: 0, minimumSequence: nextSequence)
+        self.nextSegmentID = writer.id &+ 1
+        addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
+    }
+
+    /// Starts tracking a segment file of `size` bytes whose records all have sequence numbers of
+    /// at least `minimumSequence`.
+    mutating func addSegment(_ file: SegmentFile, size: Int64, minimumSequence: UInt64, isCompacted: Bool = false) {
+        segments[file.id] = file
+        usage[file.id] = SegmentUsage(fileBytes: size, liveBytes: 0, minimumSequence: minimumSequence, isCompacted: isCompacted)
     }
 
     // MARK: Appending
@@ -111,60 +106,30 @@ struct StoreState: Sendable {
         expiry: Int64,
         now: Int64
     ) throws(CaskError) -> IndexEntry {
-        if needsRollover || (activeSize >= Int64(options.segmentSize) && activeSize > Int64(Format.segmentHeaderSize)) {
+        if writer.needsRollover || (writer.size >= Int64(options.segmentSize) && !writer.isEmpty) {
             try rollover()
-        }
-        let size = RecordCodec.encodedSize(keyLength: key.count, storedLength: stored.count)
-        if buffer.count > 0 && buffer.count + size > options.writeBufferSize {
-            try flush()
         }
         let header = RecordHeader(
             sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind, flags: flags,
             keyLength: key.count, storedLength: stored.count, originalLength: originalLength)
-        buffer.append(size: size) { out in RecordCodec.encode(header, key: key, value: stored, into: out) }
-        hints.add(header, offset: Int(activeSize), key: key)
+        let offset = try writer.append(header, key: key, value: stored)
+        let size = Int64(header.encodedSize)
         let entry = IndexEntry(
-            segment: active.id, offset: UInt32(activeSize), storedLength: UInt32(stored.count),
+            segment: writer.id, offset: UInt32(offset), storedLength: UInt32(stored.count),
             originalLength: UInt32(originalLength), sequence: nextSequence, writeTime: now, expiry: expiry,
             accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
-        activeSize += Int64(size)
-        usage[active.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += Int64(size)
+        usage[writer.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += size
         nextSequence += 1
         stats.writes += 1
-        stats.bytesWritten += Int64(size)
+        stats.bytesWritten += size
         return entry
     }
 
-    // MARK: Pin records
-
-    /// Makes the pin record at `location` the key's live one, replacing an earlier one, and
-    /// counts its bytes as live. The index entry's flag is not changed here.
-    mutating func setLivePinRecord(_ location: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {
-        if let old = pinRecords.updateValue(location, forKey: Array(key)) { forgetPinRecord(old) }
-        usage[location.segment]?.liveBytes += Int64(location.size)
-        liveBytes += Int64(location.size)
-    }
-
-    /// The key's pin record (if any) is dead: its value record was replaced or removed.
-    @inline(__always)
-    mutating func dropPinRecord(forKey key: UnsafeRawBufferPointer) {
-        guard !pinRecords.isEmpty, let old = pinRecords.removeValue(forKey: Array(key)) else { return }
-        forgetPinRecord(old)
-    }
-
-    /// Accounts for a pin record that is no longer live.
-    mutating func forgetPinRecord(_ old: PinRecordLocation) {
-        usage[old.segment]?.liveBytes -= Int64(old.size)
-        liveBytes -= Int64(old.size)
-    }
-
-    /// Sets or clears the pinned flag of the key's index entry in place (sequence, location,
-    /// times and expiry stay) and makes `record` the key's live pin record.
-    mutating func applyPin(_ pinned: Bool, record: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {
-        index.withEntry(forKey: key) { e in
-            if pinned { e.flags |= Format.RecordFlag.pinned } else { e.flags &= ~Format.RecordFlag.pinned }
-        }
-        setLivePinRecord(record, forKey: key)
+    /// Appends a tombstone for `key` that hides records up to sequence `hiding` (0 = unknown;
+    /// format-spec.md, "Record": a tombstone's expiry field).
+    mutating func appendTombstone(forKey key: UnsafeRawBufferPointer, hiding: Int64, now: Int64) throws(CaskError) -> IndexEntry {
+        try appendRecord(kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                         originalLength: 0, flags: 0, expiry: hiding, now: now)
     }
 
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
@@ -206,92 +171,63 @@ struct StoreState: Sendable {
 
     /// Forgets records appended at or after `offset` of the active segment (a failed durable write).
     mutating func undo(to offset: Int64) {
-        let removed = activeSize - offset
-        if offset >= flushedSize {
-            buffer.count = Int(offset - flushedSize)
-        } else {
-            buffer.reset()
-            flushedSize = offset
-            syncedSize = min(syncedSize, offset)
-            needsTruncate = true
-        }
-        activeSize = offset
-        usage[active.id]?.fileBytes -= removed
-        hints.removeRecords(from: Int(offset))
+        usage[writer.id]?.fileBytes -= writer.size - offset
+        writer.undo(to: offset)
     }
 
     // MARK: Flushing and syncing
 
-    /// Hands the write buffer to the OS with as few `write(2)` calls as it takes. On failure the
-    /// buffer is kept and any partial write is cut off before the next attempt.
-    mutating func flush() throws(CaskError) {
-        if needsTruncate {
-            try fs.truncate(active.handle, to: flushedSize)
-            needsTruncate = false
-        }
-        guard buffer.count > 0 else { return }
-        let fs = self.fs
-        let handle = active.handle
-        do throws(CaskError) {
-            try buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
-        } catch {
-            needsTruncate = true
-            throw error
-        }
-        flushedSize = activeSize
-        buffer.reset()
-    }
+    /// Hands the write buffer to the OS.
+    mutating func flush() throws(CaskError) { try writer.flush() }
 
     /// Flushes and `fdatasync`s the active segment. A failed fsync is never retried and trusted:
-    /// the segment is abandoned for a new one at the next write.
+    /// the writes it should have covered fail, and the segment is sealed before the next write.
     mutating func syncActive() throws(CaskError) {
-        try flush()
-        guard syncedSize < flushedSize else { return }
-        do throws(CaskError) {
-            stats.segmentSyncs += 1
-            try fs.sync(active.handle)
-        } catch {
-            needsRollover = true
+        try writer.flush()
+        guard writer.syncedSize < writer.flushedSize else { return }
+        stats.segmentSyncs += 1
+        do throws(CaskError) { try writer.sync() } catch {
             failUnsynced(error, now: options.clock.milliseconds())
             throw error
         }
-        syncedSize = flushedSize
     }
 
     // MARK: Segments
 
     /// Seals the active segment and starts a new one (format-spec.md, "Rollover"): the old segment
     /// is synced, the new file is created with its header, synced, and the directory synced, before
-    /// anything is written to it. The sealed segment's hint file is then written.
+    /// anything is written to it. The sealed segment's hint file is queued for writing.
     mutating func rollover() throws(CaskError) {
-        try flush()
-        if syncedSize < flushedSize {
-            do throws(CaskError) {
-                stats.segmentSyncs += 1
-                try fs.sync(active.handle)   // a failure here leaves the synced records as they were
-            } catch {
-                failUnsynced(error, now: options.clock.milliseconds())
-                throw error
-            }
-            syncedSize = flushedSize
-        }
-        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: nextSequence, sequenceLimit: 0)
+        try syncActive()
         CrashPoint.rolloverBeforeNewSegment.reach()
-        let file = try StoreFiles.createSegment(header, in: directory, fs: fs, mapLength: options.segmentSize)
-        let sealed = active
-        let sealedHint = hints.encoded(segmentID: sealed.id, segmentSize: activeSize)
-        segments[file.id] = file
-        usage[file.id] = SegmentUsage(fileBytes: Int64(Format.segmentHeaderSize), liveBytes: 0, minimumSequence: header.minimumSequence)
-        active = file
-        activeSize = Int64(Format.segmentHeaderSize)
-        flushedSize = activeSize
-        syncedSize = activeSize
-        needsRollover = false
-        needsTruncate = false
-        nextSegmentID = file.id &+ 1
-        hints = HintBuilder()
-        pendingHints.append((sealed.id, sealedHint))
+        let sealed = writer
+        try startSegment(flags: 0)
+        pendingHints.append((sealed.id, sealed.hintFile()))
         wantsCompaction = true
+    }
+
+    /// Creates the next log segment (with `flags`, format-spec.md "Segment header") and makes it
+    /// the active one. The previous writer's unsynced bytes are the caller's concern.
+    mutating func startSegment(flags: UInt8) throws(CaskError) {
+        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence, sequenceLimit: 0)
+        writer = try SegmentWriter.start(header, in: directory, options: options)
+        addSegment(writer.file, size: writer.size, minimumSequence: header.minimumSequence)
+        nextSegmentID = writer.id &+ 1
+    }
+
+    /// Makes the store empty (``DiskStore/removeAll()``): a new active segment marked as clearing
+    /// every older one is made durable first (a failure changes nothing), then everything else is
+    /// forgotten. Deleting the old files is the caller's.
+    mutating func clear() throws(CaskError) {
+        try startSegment(flags: Format.SegmentFlag.clearsOlder)
+        segments = [writer.id: writer.file]
+        usage = [writer.id: usage[writer.id]!]
+        hintBytes = [:]
+        index = KeyIndex()
+        pinRecords = [:]
+        liveBytes = 0
+        expiringCount = 0
+        pendingHints = []
     }
 
     /// Work a write leaves for after the lock: hint files to write, events to deliver, compaction.
@@ -313,90 +249,6 @@ struct StoreState: Sendable {
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
         if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
         return d
-    }
-
-    /// Rewrites the hint files of sealed segments read since their hint was written, with the
-    /// access times the index holds (on a clean close). Failures are logged: stale access times
-    /// only make LRU order fall back to older times.
-    mutating func refreshAccessTimesInHints() {
-        for id in segments.keys.sorted() where id != active.id && segments[id]!.wasRead {
-            let path = FileNames.join(directory, FileNames.hint(id))
-            guard let handle = try? fs.open(path, mode: .read) else { continue }
-            defer { fs.close(handle) }
-            guard let bytes = try? fs.readWholeFile(handle), let size = usage[id]?.fileBytes else { continue }
-            var body: [UInt8] = []
-            var count = 0
-            let index = self.index
-            let failure = bytes.withUnsafeBytes { raw in
-                HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, key in
-                    var entry = e
-                    if let current = index.entry(forKey: key), current.segment == id, UInt64(current.offset) == e.offset {
-                        entry.accessTime = max(e.accessTime, current.accessTime)
-                    }
-                    HintFile.appendEntry(entry, key: key, to: &body)
-                    count += 1
-                }
-            }
-            guard failure == nil else { continue }
-            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(size), entryCount: count, body: body)
-            do {
-                try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
-            } catch {
-                options.logger.warning("could not refresh access times in \(path): \(error)")
-            }
-        }
-        for file in segments.values { file.wasRead = false }
-    }
-
-    /// Writes the active segment's hint file now (on a clean close), with current access times.
-    mutating func writeActiveHint() {
-        do {
-            let index = self.index
-            let activeID = active.id
-            let hint = hints.encoded(segmentID: active.id, segmentSize: activeSize) { key, offset in
-                guard let e = index.entry(forKey: key), e.segment == activeID, Int(e.offset) == offset else { return nil }
-                return e.accessTime
-            }
-            try StoreFiles.writeAtomically(hint, to: FileNames.hint(active.id), in: directory, fs: fs)
-            hintBytes[active.id] = Int64(Format.hintHeaderSize + hints.body.count + Format.hintTrailerSize)
-        } catch {
-            stats.backgroundFailures += 1
-            options.logger.warning("could not write the hint file of segment \(active.id): \(error)")
-        }
-    }
-
-    /// Writes the hint file of a sealed segment, logging (not throwing) on failure: a missing hint
-    /// only means the segment is scanned at the next open.
-    mutating func writeHint(for id: UInt32) {
-        guard let segment = segments[id] else { return }
-        do throws(CaskError) {
-            let bytes = try fs.readWholeFile(segment.handle)
-            var body: [UInt8] = []
-            var count = 0
-            let index = self.index
-            let summary = try bytes.withBytes { raw throws(CaskError) in
-                try SegmentScanner.scan(raw, file: segment.path) { h, offset in
-                    let keyBytes = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
-                    var access = h.writeTime
-                    if let e = index.entry(forKey: keyBytes), e.sequence == h.sequence { access = e.accessTime }
-                    HintFile.appendEntry(HintEntry(
-                        sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
-                        accessTime: access, kind: h.kind, flags: h.flags, keyLength: h.keyLength,
-                        storedLength: h.storedLength, originalLength: h.originalLength), key: keyBytes, to: &body)
-                    count += 1
-                }
-            }
-            guard summary.damage.isEmpty else {
-                options.logger.warning("not writing a hint for damaged segment \(segment.path)")
-                return
-            }
-            let hint = HintFile.encode(segmentID: UInt64(id), segmentSize: UInt64(bytes.count), entryCount: count, body: body)
-            try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
-            hintBytes[id] = Int64(hint.count)
-        } catch {
-            stats.backgroundFailures += 1
-            options.logger.warning("could not write the hint file of segment \(id): \(error)")
-        }
     }
 
     /// Bytes of all segment and hint files.

@@ -1,0 +1,143 @@
+/// Appends records to one segment file: the store's active segment, or a compaction's output.
+/// Owns the file, how much of it is written, handed to the OS and durable, the write buffer, and
+/// the hint entries of the records written so far. Knows nothing of the index or the limits.
+///
+/// Invariants: the buffer holds exactly the bytes `flushedSize ..< size`, and
+/// `syncedSize <= flushedSize <= size`. Not thread-safe: the store calls it with its lock held.
+struct SegmentWriter: Sendable {
+    /// The file being written (its id names it; readers reach it through the store's segments).
+    private(set) var file: SegmentFile
+    /// Bytes of the segment, header included, written so far (some may still be buffered).
+    private(set) var size: Int64
+    /// Bytes handed to the OS with `write(2)`.
+    private(set) var flushedSize: Int64
+    /// Bytes made durable by `fdatasync`.
+    private(set) var syncedSize: Int64
+    /// The hint entries of the records written so far (format-spec.md, "Hint file").
+    private(set) var hints = HintBuilder()
+    /// A failed fsync makes the segment suspect: the store seals it before the next write.
+    var needsRollover = false
+    /// A failed write may have left a partial record after `flushedSize`: cut it first.
+    private var needsTruncate = false
+    private let buffer: WriteBuffer
+    private let bufferCapacity: Int
+
+    /// A writer for `file`, whose first `size` bytes are already durable.
+    init(file: SegmentFile, size: Int64, bufferCapacity: Int) {
+        self.file = file
+        self.size = size
+        self.flushedSize = size
+        self.syncedSize = size
+        self.bufferCapacity = bufferCapacity
+        self.buffer = WriteBuffer(capacity: bufferCapacity)
+    }
+
+    /// Creates the segment file for `header` in `directory`, durable with its directory entry
+    /// before any record is written to it (format-spec.md, "Rollover"), and returns its writer.
+    static func start(_ header: SegmentHeader, in directory: String, options: StoreOptions) throws(CaskError) -> SegmentWriter {
+        let file = try StoreFiles.createSegment(header, in: directory, fs: options.fileSystem, mapLength: options.segmentSize)
+        return SegmentWriter(file: file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize)
+    }
+
+    var id: UInt32 { file.id }
+    private var fs: any CaskFileSystem { file.fileSystem }
+    /// Whether no record has been written after the header.
+    var isEmpty: Bool { size <= Int64(Format.segmentHeaderSize) }
+
+    // MARK: Appending
+
+    /// Encodes one record at the end of the segment (in the write buffer, flushed first when it
+    /// would overflow) and returns its offset. `accessTime` goes into the record's hint entry.
+    mutating func append(
+        _ header: RecordHeader, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, accessTime: Int64? = nil
+    ) throws(CaskError) -> Int64 {
+        let recordSize = RecordCodec.encodedSize(keyLength: key.count, storedLength: value.count)
+        if buffer.count > 0 && buffer.count + recordSize > bufferCapacity { try flush() }
+        let offset = size
+        buffer.append(size: recordSize) { out in RecordCodec.encode(header, key: key, value: value, into: out) }
+        hints.add(header, offset: Int(offset), key: key, accessTime: accessTime)
+        size += Int64(recordSize)
+        return offset
+    }
+
+    /// Copies an already encoded record (`record`, whose header is `header`) to the end of the
+    /// segment and returns its offset (compaction output).
+    mutating func appendEncoded(_ record: UnsafeRawBufferPointer, header: RecordHeader, accessTime: Int64) throws(CaskError) -> Int64 {
+        if buffer.count > 0 && buffer.count + record.count > bufferCapacity { try flush() }
+        let offset = size
+        buffer.append(size: record.count) { $0.copyMemory(from: record) }
+        let key = UnsafeRawBufferPointer(rebasing: record[Format.recordHeaderSize..<(Format.recordHeaderSize + header.keyLength)])
+        hints.add(header, offset: Int(offset), key: key, accessTime: accessTime)
+        size += Int64(record.count)
+        return offset
+    }
+
+    /// Forgets the records appended at or after `offset` (a failed durable write).
+    mutating func undo(to offset: Int64) {
+        if offset >= flushedSize {
+            buffer.count = Int(offset - flushedSize)
+        } else {
+            buffer.reset()
+            flushedSize = offset
+            syncedSize = min(syncedSize, offset)
+            needsTruncate = true
+        }
+        size = offset
+        hints.removeRecords(from: Int(offset))
+    }
+
+    /// The bytes `offset ..< offset + count` when they are still in the write buffer.
+    func bufferedBytes(at offset: Int64, count: Int) throws(CaskError) -> [UInt8]? {
+        guard offset >= flushedSize else { return nil }
+        let start = Int(offset - flushedSize)
+        return try buffer.withBytes { bytes throws(CaskError) in Array(bytes[start..<(start + count)]) }
+    }
+
+    // MARK: Flushing and syncing
+
+    /// Hands the write buffer to the OS with as few `write(2)` calls as it takes. On failure the
+    /// buffer is kept and any partial write is cut off before the next attempt.
+    mutating func flush() throws(CaskError) {
+        if needsTruncate {
+            try fs.truncate(file.handle, to: flushedSize)
+            needsTruncate = false
+        }
+        guard buffer.count > 0 else { return }
+        let fs = self.fs, handle = file.handle
+        do throws(CaskError) {
+            try buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
+        } catch {
+            needsTruncate = true
+            throw error
+        }
+        flushedSize = size
+        buffer.reset()
+    }
+
+    /// Flushes and `fdatasync`s the segment; returns false when there was nothing to sync. A
+    /// failed fsync is never retried and trusted: the segment is marked for rollover.
+    @discardableResult
+    mutating func sync() throws(CaskError) -> Bool {
+        try flush()
+        guard syncedSize < flushedSize else { return false }
+        do throws(CaskError) { try fs.sync(file.handle) } catch {
+            needsRollover = true
+            throw error
+        }
+        syncedSize = flushedSize
+        return true
+    }
+
+    /// Records that an fsync made outside the lock (the group commit's) covered `offset` bytes.
+    mutating func markSynced(through offset: Int64) {
+        if syncedSize < offset { syncedSize = min(offset, flushedSize) }
+    }
+
+    // MARK: Hints
+
+    /// The complete hint file of the segment as written so far. `accessTime(key, offset)` may
+    /// supply newer access times than the ones recorded at append.
+    func hintFile(accessTime: ((UnsafeRawBufferPointer, Int) -> Int64?)? = nil) -> [UInt8] {
+        hints.encoded(segmentID: id, segmentSize: size, accessTime: accessTime)
+    }
+}
