@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // `swift package generate-documentation --target Cask` (Sources/Cask/Cask.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // The system liblz4, found with pkg-config (Debian: liblz4-dev).
@@ -56,7 +58,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting"]),
+        // Every ```swift example of README.md and Sources/Cask/Cask.docc, extracted by
+        // tools/extract-examples.py; compiled by `swift test` (a dependency of CaskTests).
+        .target(
+            name: "DocumentationExamples",
+            dependencies: ["Cask", "CaskTesting"],
+            path: "Examples/DocumentationExamples"
+        ),
+        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting", "DocumentationExamples"]),
     ],
     swiftLanguageModes: [.v6]
 )
