@@ -24,7 +24,7 @@ public final class DiskStore: Sendable {
     public let options: StoreOptions
     let state: Locked<StoreState>
     private let lock: StoreLock
-    private let ticker: BackgroundTicker
+    private let ticker: BackgroundThread
     /// Writes the hint files of sealed segments off the write path, one at a time.
     private let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
@@ -35,7 +35,7 @@ public final class DiskStore: Sendable {
     let compacting = Atomic<Bool>(false)
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
-    private let compactor: CompactionWorker?
+    private let compactor: BackgroundThread?
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -58,9 +58,9 @@ public final class DiskStore: Sendable {
         var interval = options.flushInterval
         if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
-        self.ticker = BackgroundTicker(interval: interval, name: "cask.flush") { box.store?.backgroundTick() ?? false }
+        self.ticker = BackgroundThread(name: "cask.flush", interval: interval) { box.store?.backgroundTick() ?? false }
         self.compactor = options.compaction.isAutomatic
-            ? CompactionWorker(interval: options.compaction.checkInterval) { box.store?.backgroundCompaction() ?? false }
+            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
         ExitFlush.register(self)

@@ -3,7 +3,7 @@ import CaskFormat
 
 /// When the store makes written records durable (safe from power loss).
 ///
-/// What survives which crash, for each mode, is spelled out in README.md ("Durability").
+/// What survives which crash, for each mode, is spelled out in the Durability and Recovery article (Cask.docc/DurabilityAndRecovery.md).
 public enum Durability: Sendable, Equatable {
     /// Records are handed to the OS when the write buffer fills, at least every `flushInterval`,
     /// and on ``DiskStore/sync()`` / ``DiskStore/close()``; the OS decides when they reach the disk.
@@ -24,17 +24,9 @@ public enum CompressionPolicy: Sendable, Equatable {
     /// Every non-empty value is compressed; the result is kept when it is smaller at all.
     case always
 
-    /// The default: compress values of 512 bytes and more (see README.md, "Compression", for the
+    /// The default: compress values of 512 bytes and more (see the Performance article for the
     /// measurements behind the threshold).
     public static let `default` = CompressionPolicy.automatic(minimumSize: 512)
-}
-
-/// A source of wall-clock time in milliseconds since the Unix epoch. Tests substitute their own.
-public struct WallClock: Sendable {
-    public let milliseconds: @Sendable () -> Int64
-    public init(milliseconds: @escaping @Sendable () -> Int64) { self.milliseconds = milliseconds }
-    /// The system's real-time clock.
-    public static let system = WallClock { currentWallClockMilliseconds() }
 }
 
 /// How a ``DiskStore`` is configured. Every field has a sensible default.
@@ -84,18 +76,5 @@ public struct StoreOptions: Sendable {
         guard (0...Format.maximumValueLength) ~= maximumValueSize else {
             throw .invalidOption("maximumValueSize must be between 0 and \(Format.maximumValueLength)")
         }
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded toward zero; saturates at `Int64.min` / `Int64.max` for
-    /// durations beyond ±292 million years.
-    @usableFromInline var milliseconds: Int64 {
-        let c = components
-        let (ms, overflow) = c.seconds.multipliedReportingOverflow(by: 1000)
-        if overflow { return c.seconds < 0 ? .min : .max }
-        let (sum, overflow2) = ms.addingReportingOverflow(c.attoseconds / 1_000_000_000_000_000)
-        if overflow2 { return c.seconds < 0 ? .min : .max }
-        return sum
     }
 }

@@ -65,7 +65,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @usableFromInline let costSum = Atomic<Int>(0)
     /// The cache-wide use counter (see ``LRUList``).
     @usableFromInline let useCounter = Atomic<UInt64>(0)
-    private let ticker: BackgroundTicker?
+    private let ticker: BackgroundThread?
 
     /// Creates an empty cache.
     /// - Parameters:
@@ -89,7 +89,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         self.onEviction = onEviction
         if let interval = limits.autoTrimInterval {
             let box = WeakMemoryCacheBox<Value>()
-            self.ticker = BackgroundTicker(interval: interval, name: "cask.memory-trim") {
+            self.ticker = BackgroundThread(name: "cask.memory-trim", interval: interval) {
                 guard let cache = box.cache else { return false }
                 cache.trimExpired()
                 return true
