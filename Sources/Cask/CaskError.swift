@@ -33,7 +33,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An item's record (`size` bytes: header, key and stored value) would take more than the
     /// byte limit leaves for live items (`budget` = `byteLimit × liveRatio`); it was not
     /// stored and nothing was evicted for it.
-    case exceedsByteLimit(key: String, size: Int, budget: Int64)
+    case exceedsByteLimit(key: String, size: Int, budget: Int)
     /// A cached value exists but is not a `type` (it was stored as another type, or with
     /// another coder). The item is kept.
     case typeMismatch(key: String, type: String, reason: String)

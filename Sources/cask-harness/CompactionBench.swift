@@ -27,7 +27,7 @@ struct CompactionBench: ParsableCommand {
         var options = StoreOptions()
         options.durability = .none
         options.segmentSize = segmentMiB << 20
-        options.limits.byteLimit = limit
+        options.limits.byteLimit = Int(limit)
         options.logger.logLevel = .warning
         if !compress { options.compression = .never }
         options.eventHandler = { event in
@@ -68,9 +68,9 @@ struct CompactionBench: ParsableCommand {
                 i += 1
                 if i % 2000 == 0 {
                     let s = store.statistics
-                    maxDisk = max(maxDisk, s.fileBytes)
+                    maxDisk = max(maxDisk, Int64(s.fileBytes))
                     if s.liveBytes > 0 { spaceAmps.append(Double(s.fileBytes) / Double(s.liveBytes)) }
-                    samples.append((written, s.fileBytes, s.liveBytes))
+                    samples.append((written, Int64(s.fileBytes), Int64(s.liveBytes)))
                     progress.update(written, of: total)
                 }
             }

@@ -70,20 +70,20 @@ struct Stats: ParsableCommand {
     @Flag(help: "JSON output.") var json = false
 
     struct Output: Encodable {
-        struct Segment: Encodable { var id: UInt32; var fileBytes: Int64; var liveBytes: Int64; var garbageRatio: Double; var active: Bool; var hint: Bool }
+        struct Segment: Encodable { var id: UInt32; var fileBytes: Int; var liveBytes: Int; var garbageRatio: Double; var active: Bool; var hint: Bool }
         var items: Int
-        var liveBytes: Int64
-        var fileBytes: Int64
-        var deadBytes: Int64
-        var valueBytes: Int64
-        var storedValueBytes: Int64
-        var indexMemoryEstimate: Int64
+        var liveBytes: Int
+        var fileBytes: Int
+        var deadBytes: Int
+        var valueBytes: Int
+        var storedValueBytes: Int
+        var indexMemoryEstimate: Int
         var oldestWriteTime: Int64?
         var newestWriteTime: Int64?
         var segmentsScannedOnOpen: Int
         var segmentsFromHints: Int
-        var damagedRanges: UInt64
-        var tornTailBytes: UInt64
+        var damagedRanges: Int
+        var tornTailBytes: Int
         var segments: [Segment]
     }
 
@@ -93,9 +93,9 @@ struct Stats: ParsableCommand {
         let segments = store.segmentInfo()
         let items = store.allMetadata()
         try withStoreErrors { try store.close() }
-        let valueBytes = items.reduce(Int64(0)) { $0 + Int64($1.size) }
-        let stored = items.reduce(Int64(0)) { $0 + Int64($1.storedSize) }
-        let indexBytes = Int64(stats.indexMemoryBytes)
+        let valueBytes = items.reduce(0) { $0 + $1.size }
+        let stored = items.reduce(0) { $0 + $1.storedSize }
+        let indexBytes = stats.indexMemoryBytes
         let out = Output(
             items: stats.itemCount, liveBytes: stats.liveBytes, fileBytes: stats.fileBytes, deadBytes: stats.deadBytes,
             valueBytes: valueBytes, storedValueBytes: stored, indexMemoryEstimate: indexBytes,

@@ -23,7 +23,7 @@ struct Trim: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Evict items: least recently used down to a size or count, or those not accessed since a date.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Option(help: "Evict least recently used items until live records take at most this many bytes.") var size: Int64?
+    @Option(help: "Evict least recently used items until live records take at most this many bytes.") var size: Int?
     @Option(help: "Remove items last accessed before this ISO 8601 date (e.g. 2026-11-01T00:00:00Z).") var date: String?
     @Option(help: "Evict least recently used items until at most this many remain.") var count: Int?
 

@@ -54,7 +54,7 @@ struct ModelConfig: CustomStringConvertible {
     enum Target { case disk, memory(shards: Int), cache }
     var target: Target
     var countLimit: Int?
-    var byteLimit: Int64?
+    var byteLimit: Int?
     var ageLimit: Int64?
     var memoryCostLimit: Int?
     var description: String {
@@ -77,7 +77,7 @@ struct ModelGenerator {
             if chance(50) { c.memoryCostLimit = int(0...3000) }
             if chance(40) { c.ageLimit = Int64(int(1...3000)) }
         case .disk, .cache:
-            if chance(50) { c.byteLimit = Int64(int(4...6)) * 4096 * 4 }
+            if chance(50) { c.byteLimit = int(4...6) * 4096 * 4 }
             if chance(40) { c.ageLimit = Int64(int(1...3000)) }
         }
         return c
@@ -290,11 +290,11 @@ final class ModelRun {
             if let problem = applyEvictions() { return problem }
             if model.items.count != min(n, model.items.count) { return "holds \(model.items.count) items after trim(toCount: \(n))" }
         case let .trimToSize(n):
-            try store.trim(toSize: Int64(n))
+            try store.trim(toSize: n)
             if let problem = applyEvictions() { return problem }
             if model.heldBytes > n { return "holds \(model.heldBytes) bytes after trimming to \(n)" }
         case let .trimLargestFirst(n):
-            try store.trimLargestFirst(toSize: Int64(n))
+            try store.trimLargestFirst(toSize: n)
             if let problem = applyEvictions(largestFirst: true) { return problem }
             if model.heldBytes > n { return "holds \(model.heldBytes) bytes after trimming to \(n)" }
         case let .trimToDate(ms):

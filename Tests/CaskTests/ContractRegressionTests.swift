@@ -4,7 +4,7 @@ import Testing
 
 /// One regression test per disk-store and facade item of issue 12; each failed before its fix.
 @Suite struct ContractRegressionTests {
-    func limitedOptions(_ clock: ManualClock, byteLimit: Int64? = nil, ageLimit: Duration? = nil) -> StoreOptions {
+    func limitedOptions(_ clock: ManualClock, byteLimit: Int? = nil, ageLimit: Duration? = nil) -> StoreOptions {
         var o = options(segmentSize: 4096, clock: clock.wallClock)
         o.compression = .never
         o.limits = StoreLimits(byteLimit: byteLimit, ageLimit: ageLimit)

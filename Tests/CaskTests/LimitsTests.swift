@@ -100,25 +100,25 @@ import Testing
     @Test func diskUseStaysWithinTheByteLimitUnderEndlessOverwrites() throws {
         let dir = TemporaryDirectory()
         let segment = 64 << 10
-        let limit: Int64 = 1 << 20
+        let limit = 1 << 20
         let s = try store(dir, limits: StoreLimits(byteLimit: limit), segmentSize: segment, compacting: true)
         var rng = SeededBytes(seed: 8)
-        var written: Int64 = 0, worst: Int64 = 0, i = 0
+        var written = 0, worst = 0, i = 0
         while written < 10 * limit {
             let key = "key-\(rng.next() % 3000)"
             let value = rng.random(Int(rng.next() % 600) + 50)
             try s.setValue(value, forKey: key)
-            written += Int64(value.count)
+            written += value.count
             i += 1
             if i % 50 == 0 {
                 s.waitForBackgroundWork()
                 let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.path)
                     .filter { $0.hasSuffix(".cask") || $0.hasSuffix(".hint") || $0.hasSuffix(".tmp") }
-                    .reduce(Int64(0)) { $0 + ((try? FileManager.default.attributesOfItem(atPath: dir.file($1))[.size] as? Int64) ?? 0) }
+                    .reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: dir.file($1))[.size] as? Int) ?? 0) }
                 worst = max(worst, onDisk)
             }
         }
-        let headroom = 2 * Int64(segment) + limit / 8   // active segment + one compaction output + hint files
+        let headroom = 2 * segment + limit / 8   // active segment + one compaction output + hint files
         print("byte limit: wrote \(written) bytes, worst disk use \(worst) for a limit of \(limit) (+\(headroom) headroom)")
         #expect(worst <= limit + headroom)
         #expect(s.statistics.evictionsBySize > 0 && s.statistics.compactions > 0)

@@ -209,7 +209,7 @@ import CaskFormat
         let store = try DiskStore(directory: dir.path, options: pinnedOptions(clock))
         try store.setValue(Data(repeating: 1, count: 100), forKey: "key")
         let valueBytes = store.liveBytes
-        let pinRecord = Int64(Format.recordHeaderSize + 3)
+        let pinRecord = Format.recordHeaderSize + 3
         try store.setPinned(true, forKey: "key")
         #expect(store.liveBytes == valueBytes + pinRecord)
         try store.setPinned(false, forKey: "key")   // replaces the first pin record

@@ -33,8 +33,8 @@ public enum CacheEvent: Sendable, Equatable {
 
 /// Hits, misses and sizes of both layers at one moment.
 public struct CacheStatistics: Sendable {
-    public var memoryHits: UInt64
-    public var memoryMisses: UInt64
+    public var memoryHits: Int
+    public var memoryMisses: Int
     public var memoryItems: Int
     /// Sum of the memory items' costs (their encoded sizes, bytes).
     public var memoryCost: Int

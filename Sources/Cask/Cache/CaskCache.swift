@@ -212,7 +212,7 @@ public final class CaskCache: Sendable {
     /// Both layers' counters.
     public var statistics: CacheStatistics {
         let c = counters.withLock { $0 }
-        return CacheStatistics(memoryHits: c.hits, memoryMisses: c.misses, memoryItems: memory.count,
+        return CacheStatistics(memoryHits: Int(c.hits), memoryMisses: Int(c.misses), memoryItems: memory.count,
                                memoryCost: memory.totalCost, disk: disk.statistics)
     }
 

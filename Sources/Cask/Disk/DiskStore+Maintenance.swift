@@ -102,14 +102,14 @@ extension DiskStore {
 
     /// Evicts least recently used items until live records take at most `bytes` (unpinned items
     /// first). Compaction then returns the space to the file system.
-    public func trim(toSize bytes: Int64) throws(CaskError) {
+    public func trim(toSize bytes: Int) throws(CaskError) {
         try maintain { s, now throws(CaskError) in
             try s.evictInOrder(cause: .size, now: now) { $0.liveBytes <= bytes }
         }
     }
 
     /// Evicts the largest items first until live records take at most `bytes` (unpinned first).
-    public func trimLargestFirst(toSize bytes: Int64) throws(CaskError) {
+    public func trimLargestFirst(toSize bytes: Int) throws(CaskError) {
         try maintain { s, now throws(CaskError) in
             try s.evictInOrder(cause: .size, now: now, largestFirst: true) { $0.liveBytes <= bytes }
         }

@@ -189,19 +189,19 @@ extension DiskStore {
     public var count: Int { state.withLock { $0.index.count } }
 
     /// Bytes of live records (headers and keys included).
-    public var liveBytes: Int64 { state.withLock { $0.liveBytes } }
+    public var liveBytes: Int { Int(state.withLock { $0.liveBytes }) }
 
     /// Bytes of all segment and hint files.
-    public var fileBytes: Int64 { state.withLock { $0.fileBytes } }
+    public var fileBytes: Int { Int(state.withLock { $0.fileBytes }) }
 
     /// Counters and sizes at this moment.
     public var statistics: StoreStatistics {
         state.withLock { s in
             var stats = s.stats
             stats.itemCount = s.index.count
-            stats.liveBytes = s.liveBytes
-            stats.fileBytes = s.fileBytes
-            stats.deadBytes = s.usage.values.reduce(0) { $0 + max(0, $1.fileBytes - Int64(Format.segmentHeaderSize) - $1.liveBytes) }
+            stats.liveBytes = Int(s.liveBytes)
+            stats.fileBytes = Int(s.fileBytes)
+            stats.deadBytes = Int(s.usage.values.reduce(Int64(0)) { $0 + max(0, $1.fileBytes - Int64(Format.segmentHeaderSize) - $1.liveBytes) })
             stats.segmentCount = s.segments.count
             stats.indexMemoryBytes = s.index.memoryBytes
             return stats
@@ -214,16 +214,16 @@ public struct SegmentInfo: Sendable, Equatable {
     /// The segment's id (its file is `<id, 10 digits>.cask`).
     public var id: UInt32
     /// Bytes in the file (buffered bytes of the active segment included).
-    public var fileBytes: Int64
+    public var fileBytes: Int
     /// Bytes of records that hold live items.
-    public var liveBytes: Int64
+    public var liveBytes: Int
     /// Whether new records are being appended to it.
     public var isActive: Bool
     /// Whether its hint file exists.
     public var hasHint: Bool
     /// Share of the file that is dead records (0...1), the header excluded.
     public var garbageRatio: Double {
-        let payload = fileBytes - Int64(Format.segmentHeaderSize)
+        let payload = fileBytes - Format.segmentHeaderSize
         return payload > 0 ? Double(max(0, payload - liveBytes)) / Double(payload) : 0
     }
 }
@@ -233,7 +233,7 @@ extension DiskStore {
     public func segmentInfo() -> [SegmentInfo] {
         state.withLock { s in
             s.usage.keys.sorted().map { id in
-                SegmentInfo(id: id, fileBytes: s.usage[id]!.fileBytes, liveBytes: s.usage[id]!.liveBytes,
+                SegmentInfo(id: id, fileBytes: Int(s.usage[id]!.fileBytes), liveBytes: Int(s.usage[id]!.liveBytes),
                             isActive: id == s.active.id, hasHint: s.hintBytes[id] != nil)
             }
         }

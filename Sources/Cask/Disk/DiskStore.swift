@@ -112,7 +112,7 @@ public final class DiskStore: Sendable {
         } ?? 0
         if let budget = options.limits.itemByteBudget {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
-            guard Int64(size) <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
+            guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
         }
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }

@@ -8,10 +8,10 @@
 /// - `ageLimit`: an item not read or written for longer than this is gone (never returned, its
 ///   bytes reclaimed later). Pinned items are exempt.
 ///
-/// "Least recently used" orders items by their last read or write, to the second, and by write
-/// order within one second. Pinned items are evicted only after every unpinned one.
+/// "Least recently used" orders items by their last read or write, to the millisecond, and by
+/// write order within one millisecond. Pinned items are evicted only after every unpinned one.
 public struct StoreLimits: Sendable, Equatable {
-    public var byteLimit: Int64?
+    public var byteLimit: Int?
     public var countLimit: Int?
     public var ageLimit: Duration?
     /// Share of `byteLimit` that live records may fill (0.1 ... 0.95); the rest is room for
@@ -21,11 +21,11 @@ public struct StoreLimits: Sendable, Equatable {
     /// The most bytes one item's record may take: `byteLimit × liveRatio` (nil without a byte
     /// limit). A bigger item is refused (``CaskError/exceedsByteLimit(key:size:budget:)``)
     /// instead of evicting everything else.
-    public var itemByteBudget: Int64? {
-        byteLimit.map { Int64(Double($0) * liveRatio) }
+    public var itemByteBudget: Int? {
+        byteLimit.map { Int(Double($0) * liveRatio) }
     }
 
-    public init(byteLimit: Int64? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {
+    public init(byteLimit: Int? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {
         self.byteLimit = byteLimit
         self.countLimit = countLimit
         self.ageLimit = ageLimit
@@ -66,11 +66,11 @@ public struct CompactionReport: Sendable, Equatable {
     /// Segments rewritten (and deleted).
     public var segmentsCompacted = 0
     /// Bytes of the input segments.
-    public var bytesRead: Int64 = 0
+    public var bytesRead = 0
     /// Bytes of the output segment(s).
-    public var bytesWritten: Int64 = 0
+    public var bytesWritten = 0
     /// Input bytes minus output bytes (hint files excluded).
-    public var bytesReclaimed: Int64 = 0
+    public var bytesReclaimed = 0
     /// Live records copied.
     public var recordsCopied = 0
     /// Tombstones dropped because no older record of their key can remain.

@@ -3,52 +3,52 @@ public struct StoreStatistics: Sendable, Equatable {
     /// Live (readable, unexpired as of the last check) items.
     public var itemCount = 0
     /// Bytes of the records of live items, headers and keys included.
-    public var liveBytes: Int64 = 0
+    public var liveBytes = 0
     /// Bytes of all segment and hint files.
-    public var fileBytes: Int64 = 0
+    public var fileBytes = 0
     /// Bytes of segment records that no longer hold a live item (overwritten, removed, expired, evicted).
-    public var deadBytes: Int64 = 0
+    public var deadBytes = 0
     /// Number of segment files.
     public var segmentCount = 0
     /// `fdatasync` calls on segment files since open (durable writes from several threads share
     /// them: group commit).
-    public var segmentSyncs: UInt64 = 0
+    public var segmentSyncs = 0
     /// Reads that found a live item.
-    public var hits: UInt64 = 0
+    public var hits = 0
     /// Reads that found nothing (or an expired item).
-    public var misses: UInt64 = 0
+    public var misses = 0
     /// Records written by puts and removes.
-    public var writes: UInt64 = 0
+    public var writes = 0
     /// Records found damaged (on open, on read or by verification).
-    public var corruptRecords: UInt64 = 0
+    public var corruptRecords = 0
     /// Damaged byte ranges found on open.
-    public var damagedRanges: UInt64 = 0
+    public var damagedRanges = 0
     /// Keys dropped on open because a damaged range might have held a newer record of them.
-    public var keysDroppedByRecovery: UInt64 = 0
+    public var keysDroppedByRecovery = 0
     /// Bytes cut from a torn tail on open.
-    public var tornTailBytes: UInt64 = 0
+    public var tornTailBytes = 0
     /// Segments whose hint file was missing or invalid and that were scanned on open.
     public var segmentsScanned = 0
     /// Segments loaded from their hint file on open.
     public var segmentsLoadedFromHints = 0
     /// Items expired by their TTL.
-    public var expirations: UInt64 = 0
+    public var expirations = 0
     /// Items evicted by the byte limit.
-    public var evictionsBySize: UInt64 = 0
+    public var evictionsBySize = 0
     /// Items evicted by the count limit.
-    public var evictionsByCount: UInt64 = 0
+    public var evictionsByCount = 0
     /// Items dropped by the age limit.
-    public var evictionsByAge: UInt64 = 0
+    public var evictionsByAge = 0
     /// Compaction passes run.
-    public var compactions: UInt64 = 0
+    public var compactions = 0
     /// Bytes of segments read by compaction.
-    public var compactionBytesRead: Int64 = 0
+    public var compactionBytesRead = 0
     /// Bytes written by compaction (output segments).
-    public var compactionBytesWritten: Int64 = 0
+    public var compactionBytesWritten = 0
     /// Bytes of records written by puts and removes (for write amplification).
-    public var bytesWritten: Int64 = 0
+    public var bytesWritten = 0
     /// Bytes of memory the in-memory index holds (hash slots, entries, key arena).
     public var indexMemoryBytes = 0
     /// Failed background flushes or syncs (also logged).
-    public var backgroundFailures: UInt64 = 0
+    public var backgroundFailures = 0
 }

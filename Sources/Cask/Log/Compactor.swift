@@ -80,7 +80,7 @@ struct Compactor {
         let kept = selectLive(listing, plan: plan, report: &report)
         let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
         if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
-        report.bytesWritten = output?.size ?? 0
+        report.bytesWritten = Int(output?.size ?? 0)
         let orphans = switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
         dropOrphans(orphans)
         CrashPoint.compactionBeforeDelete.reach()
@@ -113,7 +113,7 @@ struct Compactor {
                 }
             }
             listing.inputs.append(input)
-            report.bytesRead += Int64(size)
+            report.bytesRead += size
         }
         return listing
     }

@@ -151,7 +151,7 @@ struct StoreLoader {
             if entry.isTombstone { tombstones.append(index.key(of: entry)) } else { dropped.append(index.key(of: entry)) }
         }
         for key in tombstones + dropped { index.removeValue(forKey: key) }
-        stats.keysDroppedByRecovery = UInt64(dropped.count)
+        stats.keysDroppedByRecovery = dropped.count
         if !dropped.isEmpty {
             logger.error("recovery dropped \(dropped.count) keys that a damaged range might have overwritten or deleted")
         }
@@ -355,7 +355,7 @@ struct StoreLoader {
         defer { fs.close(handle) }
         try fs.truncate(handle, to: Int64(start))
         try fs.sync(handle)
-        stats.tornTailBytes += UInt64(size - start)
+        stats.tornTailBytes += size - start
         logger.notice("cut a torn tail of \(size - start) bytes from \(file.path)")
     }
 

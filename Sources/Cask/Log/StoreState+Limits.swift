@@ -165,7 +165,7 @@ extension StoreState {
     /// acknowledging more.
     var isOverHardLimit: Bool {
         guard let b = limits.byteLimit else { return false }
-        return fileBytes > b + 2 * Int64(options.segmentSize)
+        return fileBytes > Int64(b) + 2 * Int64(options.segmentSize)
     }
 }
 

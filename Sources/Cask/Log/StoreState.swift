@@ -122,7 +122,7 @@ struct StoreState: Sendable {
         usage[writer.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += size
         nextSequence += 1
         stats.writes += 1
-        stats.bytesWritten += size
+        stats.bytesWritten += Int(size)
         return entry
     }
 
