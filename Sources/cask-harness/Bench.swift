@@ -67,115 +67,149 @@ struct Bench: ParsableCommand {
         for w in all { try withStoreErrors { try measure(w) } }
     }
 
+    /// One run's figures: throughput (for `open`: seconds from hint files), an optional second
+    /// figure (`baseline`: pread gets per second; `open`: seconds by scanning), latency samples.
+    struct RunResult {
+        var rate: Double
+        var second: Double?
+        var samples: LatencySamples
+        var note = ""
+    }
+
+    /// A result that would make the figures meaningless (the store read back wrong values).
+    struct BenchFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
     func measure(_ w: Workload) throws {
-        var rates: [Double] = []
-        var p50s: [Double] = [], p99s: [Double] = [], extra = ""
         let vals = values()
         let keys = (0..<count).map(key)
+        var results: [RunResult] = []
         for _ in 0..<runs {
             let path = scratch()
             defer { try? FileManager.default.removeItem(atPath: path) }
-            var samples = LatencySamples(capacity: min(count, 200_000))
             switch w {
-            case .put, .putSync:
-                let n = w == .putSync ? min(count, 5000) : count
-                let store = try DiskStore(directory: path, options: makeOptions(w == .putSync ? .everyWrite : .none))
-                let start = DispatchTime.now().uptimeNanoseconds
-                for i in 0..<n {
-                    let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
-                    try store.setValue(vals[i & 63], forKey: keys[i])
-                    if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
-                }
-                let elapsed = DispatchTime.now().uptimeNanoseconds - start
-                rates.append(Double(n) / (Double(elapsed) / 1e9))
-                try store.close()
-            case .get, .getMissing:
-                let store = try DiskStore(directory: path, options: makeOptions())
-                for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
-                try store.sync()
-                let probe = w == .get ? keys : keys.map { "m" + $0.dropFirst() }
-                var x = 12345
-                var found = 0
-                let start = DispatchTime.now().uptimeNanoseconds
-                for i in 0..<count {
-                    x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
-                    let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
-                    if try store.value(forKey: probe[x % count]) != nil { found += 1 }
-                    if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
-                }
-                let elapsed = DispatchTime.now().uptimeNanoseconds - start
-                precondition(found == (w == .get ? count : 0), "bench read wrong results")
-                rates.append(Double(count) / (Double(elapsed) / 1e9))
-                try store.close()
-            case .open:
-                do {
-                    let store = try DiskStore(directory: path, options: makeOptions())
-                    for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
-                    try store.close()
-                }
-                let t0 = DispatchTime.now().uptimeNanoseconds
-                let store = try DiskStore(directory: path, options: makeOptions())
-                let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
-                precondition(store.count == count)
-                extra = String(format: "; index memory %.1f bytes per key", Double(store.statistics.indexMemoryBytes) / Double(count))
-                try store.close()
-                for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
-                    try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
-                }
-                let t1 = DispatchTime.now().uptimeNanoseconds
-                let scanned = try DiskStore(directory: path, options: makeOptions())
-                let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - t1) / 1e9
-                try scanned.close()
-                rates.append(hinted)
-                p50s.append(scanSeconds)
-            case .baseline:
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-                let fd = open(path + "/log", O_RDWR | O_CREAT | O_APPEND, 0o644)
-                defer { close(fd) }
-                var buffer = [UInt8](); buffer.reserveCapacity(1 << 20)
-                var index: [String: (Int, Int)] = [:]
-                var offset = 0
-                var record = [UInt8](repeating: 0, count: 40 + 16 + valueSize)
-                let start = DispatchTime.now().uptimeNanoseconds
-                for i in 0..<count {
-                    // The same bytes a Cask record has: a 40-byte header, the key, the value.
-                    let key = keys[i]
-                    vals[i & 63].withUnsafeBytes { v in record.withUnsafeMutableBytes { r in
-                        r.storeBytes(of: UInt64(i), toByteOffset: 4, as: UInt64.self)
-                        key.utf8.withContiguousStorageIfAvailable { k in (r.baseAddress! + 40).copyMemory(from: k.baseAddress!, byteCount: k.count) }
-                        (r.baseAddress! + 56).copyMemory(from: v.baseAddress!, byteCount: v.count)
-                    } }
-                    buffer.append(contentsOf: record)
-                    index[key] = (offset, record.count)
-                    offset += record.count
-                    if buffer.count >= 1 << 20 { _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }; buffer.removeAll(keepingCapacity: true) }
-                }
-                _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                rates.append(Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
-                var x = 12345
-                var scratch = [UInt8](repeating: 0, count: record.count)
-                let readStart = DispatchTime.now().uptimeNanoseconds
-                for _ in 0..<count {
-                    x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
-                    let (o, n) = index[keys[x % count]]!
-                    _ = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(o)) }
-                }
-                p50s.append(Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9))
+            case .put, .putSync: results.append(try runPuts(sync: w == .putSync, at: path, keys: keys, values: vals))
+            case .get, .getMissing: results.append(try runGets(missing: w == .getMissing, at: path, keys: keys, values: vals))
+            case .open: results.append(try runOpen(at: path, keys: keys, values: vals))
+            case .baseline: results.append(try runBaseline(at: path, keys: keys, values: vals))
             case .compaction, .all: break
             }
-            if !samples.values.isEmpty {
-                p50s.append(samples.percentile(0.5))
-                p99s.append(samples.percentile(0.99))
-            }
         }
+        report(w, results)
+    }
+
+    private func runPuts(sync: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+        let n = sync ? min(count, 5000) : count
+        var samples = LatencySamples(capacity: min(n, 200_000))
+        let store = try DiskStore(directory: path, options: makeOptions(sync ? .everyWrite : .none))
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<n {
+            let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
+            try store.setValue(vals[i & 63], forKey: keys[i])
+            if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
+        }
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        try store.close()
+        return RunResult(rate: Double(n) / (Double(elapsed) / 1e9), samples: samples)
+    }
+
+    private func runGets(missing: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+        var samples = LatencySamples(capacity: min(count, 200_000))
+        let store = try DiskStore(directory: path, options: makeOptions())
+        for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
+        try store.sync()
+        let probe = missing ? keys.map { "m" + $0.dropFirst() } : keys
+        var x = 12345
+        var found = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<count {
+            x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+            let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
+            if try store.value(forKey: probe[x % count]) != nil { found += 1 }
+            if t != 0 { samples.add(DispatchTime.now().uptimeNanoseconds - t) }
+        }
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        try store.close()
+        guard found == (missing ? 0 : count) else { throw BenchFailure(description: "bench read \(found) values, expected \(missing ? 0 : count)") }
+        return RunResult(rate: Double(count) / (Double(elapsed) / 1e9), samples: samples)
+    }
+
+    private func runOpen(at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+        do {
+            let store = try DiskStore(directory: path, options: makeOptions())
+            for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
+            try store.close()
+        }
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let store = try DiskStore(directory: path, options: makeOptions())
+        let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        guard store.count == count else { throw BenchFailure(description: "reopened \(store.count) keys, expected \(count)") }
+        let note = String(format: "; index memory %.1f bytes per key", Double(store.statistics.indexMemoryBytes) / Double(count))
+        try store.close()
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
+            try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
+        }
+        let t1 = DispatchTime.now().uptimeNanoseconds
+        let scanned = try DiskStore(directory: path, options: makeOptions())
+        let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - t1) / 1e9
+        try scanned.close()
+        return RunResult(rate: hinted, second: scanSeconds, samples: LatencySamples(capacity: 0), note: note)
+    }
+
+    /// The fastest simple store doing the same work: the same record bytes appended through a
+    /// 1 MiB buffer with `write(2)`, a `Dictionary` index, `pread` gets.
+    private func runBaseline(at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let fd = open(path + "/log", O_RDWR | O_CREAT | O_APPEND, 0o644)
+        defer { close(fd) }
+        var buffer = [UInt8](); buffer.reserveCapacity(1 << 20)
+        var index: [String: (Int, Int)] = [:]
+        var offset = 0
+        var record = [UInt8](repeating: 0, count: 40 + 16 + valueSize)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<count {
+            // The same bytes a Cask record has: a 40-byte header, the key, the value.
+            let key = keys[i]
+            vals[i & 63].withUnsafeBytes { v in record.withUnsafeMutableBytes { r in
+                r.storeBytes(of: UInt64(i), toByteOffset: 4, as: UInt64.self)
+                key.utf8.withContiguousStorageIfAvailable { k in (r.baseAddress! + 40).copyMemory(from: k.baseAddress!, byteCount: k.count) }
+                (r.baseAddress! + 56).copyMemory(from: v.baseAddress!, byteCount: v.count)
+            } }
+            buffer.append(contentsOf: record)
+            index[key] = (offset, record.count)
+            offset += record.count
+            if buffer.count >= 1 << 20 { _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }; buffer.removeAll(keepingCapacity: true) }
+        }
+        _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let rate = Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        var x = 12345
+        var scratch = [UInt8](repeating: 0, count: record.count)
+        let readStart = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count {
+            x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+            guard let (o, n) = index[keys[x % count]] else { continue }
+            _ = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(o)) }
+        }
+        let gets = Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9)
+        return RunResult(rate: rate, second: gets, samples: LatencySamples(capacity: 0))
+    }
+
+    /// Prints the medians of the runs.
+    private func report(_ w: Workload, _ results: [RunResult]) {
         func median(_ a: [Double]) -> Double { a.isEmpty ? 0 : a.sorted()[a.count / 2] }
-        if w == .baseline {
-            print("  baseline     append \(Formatting.rate(median(rates), per: 1)), pread get \(Formatting.rate(median(p50s), per: 1))  (bare write(2) with a 1 MiB buffer + Dictionary index)")
-        } else if w == .open {
-            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, median(rates), median(p50s)) + extra)
-        } else {
-            if !p50s.isEmpty { extra = String(format: "  p50 %.2f µs  p99 %.2f µs", median(p50s) / 1000, median(p99s) / 1000) }
-            print("  \(w.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(Formatting.rate(median(rates), per: 1).padding(toLength: 10, withPad: " ", startingAt: 0))\(extra)")
+        let rate = median(results.map(\.rate))
+        let second = median(results.compactMap(\.second))
+        switch w {
+        case .baseline:
+            print("  baseline     append \(Formatting.rate(rate, per: 1)), pread get \(Formatting.rate(second, per: 1))  (bare write(2) with a 1 MiB buffer + Dictionary index)")
+        case .open:
+            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, rate, second) + (results.first?.note ?? ""))
+        default:
+            let sampled = results.filter { !$0.samples.values.isEmpty }
+            let latency = sampled.isEmpty ? "" : String(format: "  p50 %.2f µs  p99 %.2f µs",
+                median(sampled.map { $0.samples.percentile(0.5) }) / 1000, median(sampled.map { $0.samples.percentile(0.99) }) / 1000)
+            print("  \(w.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(Formatting.rate(rate, per: 1).padding(toLength: 10, withPad: " ", startingAt: 0))\(latency)")
         }
     }
 }

@@ -21,7 +21,7 @@ public final class CaskEngine: Engine {
         options.logger.logLevel = .warning
         if let limit = configuration.byteLimit {
             // A cache: 8 segments to the limit (compaction works segment by segment).
-            options.limits.byteLimit = limit
+            options.limits.byteLimit = Int(limit)
             options.segmentSize = Int(min(Int64(64 << 20), max(4096, limit / 8)))
         }
         self.configuration = configuration

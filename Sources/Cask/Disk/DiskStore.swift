@@ -77,6 +77,9 @@ public final class DiskStore: Sendable {
     /// Stores `value` under `key`, replacing any earlier value.
     ///
     /// - Parameters:
+    ///   - value: the bytes to store, 0 to `maximumValueSize` (compressed per the store's
+    ///     ``CompressionPolicy``).
+    ///   - key: 1 to 1,024 bytes of UTF-8.
     ///   - timeToLive: the item expires this long after now (never returned afterwards); nil = never.
     ///   - isPinned: pinned items are exempt from TTL and age limits and evicted last.
     /// - Throws: ``CaskError/emptyKey``, ``CaskError/keyTooLong(length:maximum:)`` (over 1,024

@@ -69,6 +69,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Creates an empty cache.
     /// - Parameters:
+    ///   - limits: the count, cost and age limits; all exact and cache-wide.
     ///   - shards: independently locked parts (rounded up to a power of two, 1 ... 64). Default 32.
     ///     Sharding changes neither the limits nor the eviction order, only how well threads
     ///     run side by side.
@@ -149,8 +150,11 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Stores `value` as the most recently used item, then removes the least recently used
     /// items of the whole cache while it is over its count or cost limit.
     ///
-    /// - Parameter cost: what the item counts against `costLimit` (negative counts as 0, above
-    ///   ``maximumCost`` as ``maximumCost``).
+    /// - Parameters:
+    ///   - value: the value to keep.
+    ///   - key: any string, the empty one included (unlike ``DiskStore``, which needs 1 to 1,024 bytes).
+    ///   - cost: what the item counts against `costLimit` (negative counts as 0, above
+    ///     ``maximumCost`` as ``maximumCost``).
     /// - Returns: false when the item was refused because its cost alone is above `costLimit`
     ///   (or `countLimit` is 0). A refused item evicts nothing, and any older value of `key`
     ///   is removed (the cache never answers with a value older than the last one set).
