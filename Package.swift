@@ -58,14 +58,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Every ```swift example of README.md and Sources/Cask/Cask.docc, extracted by
-        // tools/extract-examples.py; compiled by `swift test` (a dependency of CaskTests).
-        .target(
-            name: "DocumentationExamples",
-            dependencies: ["Cask", "CaskTesting"],
-            path: "Examples/DocumentationExamples"
-        ),
-        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting", "DocumentationExamples"]),
+        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 swift build --product cask
 swift build --product cask-harness
+# Every README and DocC example, compiled by a separate consumer package (public API only).
+swift build --package-path Examples
 swift test
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
 swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests"
