@@ -8,6 +8,8 @@ swift build --product cask-harness
 # Every README and DocC example, compiled by a separate consumer package (public API only).
 swift build --package-path Examples
 swift test
+# The DocC catalog builds with no warning (unresolved links, undocumented parameters).
+swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
 swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests"
 # libFuzzer: every target for FUZZ_SECONDS (default 60) on its seed corpus; 0 crashes to pass.
