@@ -189,3 +189,22 @@ func example_MultiProcessAndReadOnly_1() async throws {
     }
     try first.close()
 }
+
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 48
+func example_MultiProcessAndReadOnly_2() async throws {
+    let directory = NSTemporaryDirectory() + "shared-example"
+    let writer = try DiskStore(directory: directory)
+    try writer.setValue(Data("v1".utf8), forKey: "k")
+    try writer.sync()
+
+    var options = StoreOptions()
+    options.isReadOnly = true
+    let reader = try DiskStore(directory: directory, options: options)   // beside the writer
+    print(try reader.value(forKey: "k").map { String(decoding: $0, as: UTF8.self) } ?? "absent")   // v1
+
+    try writer.setValue(Data("v2".utf8), forKey: "k")
+    try writer.sync()
+    try reader.refresh()                                                  // now sees v2
+    try reader.close()
+    try writer.close()
+}

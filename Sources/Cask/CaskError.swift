@@ -37,6 +37,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A cached value exists but is not a `type` (it was stored as another type, or with
     /// another coder). The item is kept.
     case typeMismatch(key: String, type: String, reason: String)
+    /// The store was opened with ``StoreOptions/isReadOnly``, and the call would change it.
+    case readOnly(path: String)
     /// An option was out of its documented range.
     case invalidOption(String)
     /// A cached value could not be encoded or decoded by the cache's coder.
@@ -56,9 +58,11 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             let owner = pid.map { "process \($0)" } ?? "another process or handle"
             return "store at \(path) is open in \(owner); close it there first"
         case let .notACaskStore(file):
-            return "not a Cask store: bad magic in \(file)"
+            return "not a Cask store: \(file) is not Cask's (a store directory holds only LOCK, *.cask and *.hint files); check the path"
         case let .unsupportedFormatVersion(file, found, supported):
             return "format version \(found) in \(file) is newer than this cask (\(supported)); upgrade cask"
+        case let .readOnly(path):
+            return "store at \(path) is open read-only; open it without isReadOnly to change it"
         case .emptyKey:
             return "keys must not be empty"
         case let .keyTooLong(length, maximum):

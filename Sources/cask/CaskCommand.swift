@@ -14,15 +14,33 @@ struct CaskCommand: ParsableCommand {
     )
 }
 
-/// Opens the store in `directory` for a command. Commands that only read refuse to create one.
-func openStore(_ directory: String, creating: Bool = false, configure: (inout StoreOptions) -> Void = { _ in }) throws -> DiskStore {
-    if !creating && !FileManager.default.fileExists(atPath: directory) {
-        printError("cask: no store at \(directory)")
+/// What a command does with a store: the open that suits it.
+enum OpenIntent {
+    /// Reads only: opened with `isReadOnly` (nothing is written, no lock taken; a live store opens).
+    case read
+    /// Changes an existing store; a folder that holds no store is refused, never turned into one.
+    case change
+    /// Changes the store, creating it (and the folder) when missing.
+    case create
+}
+
+/// Opens the store in `directory` for a command.
+func openStore(_ directory: String, for intent: OpenIntent, configure: (inout StoreOptions) -> Void = { _ in }) throws -> DiskStore {
+    var isDirectory: ObjCBool = false
+    let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+    if intent != .create && !exists {
+        printError("cask: no store at \(directory): the folder does not exist")
+        throw Exit.storeError
+    }
+    if intent == .change, isDirectory.boolValue,
+       let names = try? FileManager.default.contentsOfDirectory(atPath: directory), !names.contains(where: { $0.hasSuffix(".cask") }) {
+        printError("cask: no store at \(directory): the folder holds no segment file (`cask put` creates a store)")
         throw Exit.storeError
     }
     var options = StoreOptions()
     options.durability = .none
     options.logger.logLevel = .warning
+    options.isReadOnly = intent == .read
     configure(&options)
     return try withStoreErrors { try DiskStore(directory: directory, options: options) }
 }

@@ -46,7 +46,7 @@ struct Demo: ParsableCommand {
             print("  \(label)" + String(format: "%9d ops %8.3f s  ", count, seconds(d)) + Formatting.rate(Double(count), per: seconds(d)))
         }
         print("Cask demo: a store in \(directory)")
-        var store = try openStore(directory, creating: true)
+        var store = try openStore(directory, for: .create)
         try withStoreErrors { try store.removeAll() }
 
         var d = try withStoreErrors {
@@ -86,7 +86,7 @@ struct Demo: ParsableCommand {
         let before = store.statistics
         d = try withStoreErrors { try clock.measure { try store.close() } }
         line("close (sync + hint file)", 1, d)
-        d = try clock.measure { store = try openStore(directory) }
+        d = try clock.measure { store = try openStore(directory, for: .change) }
         let reopened = store.statistics
         line("reopen (index rebuilt)", reopened.itemCount, d)
 

@@ -26,7 +26,7 @@ struct List: ParsableCommand {
     }
 
     func run() throws {
-        let store = try openStore(directory)
+        let store = try openStore(directory, for: .read)
         var items = store.allMetadata()
         try withStoreErrors { try store.close() }
         if let prefix { items = items.filter { $0.key.hasPrefix(prefix) } }
@@ -88,7 +88,7 @@ struct Stats: ParsableCommand {
     }
 
     func run() throws {
-        let store = try openStore(directory)
+        let store = try openStore(directory, for: .read)
         let stats = store.statistics
         let segments = store.segmentInfo()
         let items = store.allMetadata()
@@ -140,7 +140,7 @@ struct Verify: ParsableCommand {
         }
         if repair {
             // Opening the store performs exactly the recovery of format-spec.md; closing writes hints.
-            let store = try openStore(directory) { $0.compaction.isAutomatic = false }
+            let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
             let stats = store.statistics
             try withStoreErrors { try store.close() }
             print("repair: cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery) keys dropped by the salvage rule")

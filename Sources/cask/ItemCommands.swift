@@ -26,7 +26,7 @@ struct Put: ParsableCommand {
         } else {
             data = FileHandle.standardInput.readDataToEndOfFile()
         }
-        let store = try openStore(directory, creating: true)
+        let store = try openStore(directory, for: .create)
         try withStoreErrors {
             try store.setValue(data, forKey: key, timeToLive: ttl.map { .milliseconds(Int64($0 * 1000)) }, isPinned: pin)
             try store.close()
@@ -41,7 +41,7 @@ struct Get: ParsableCommand {
     @Argument(help: "The key.") var key: String
 
     func run() throws {
-        let store = try openStore(directory)
+        let store = try openStore(directory, for: .read)
         let value = try withStoreErrors { try store.value(forKey: key) }
         try withStoreErrors { try store.close() }
         guard let value else {
@@ -59,7 +59,7 @@ struct Remove: ParsableCommand {
     @Argument(help: "The key.") var key: String
 
     func run() throws {
-        let store = try openStore(directory)
+        let store = try openStore(directory, for: .change)
         let removed = try withStoreErrors { try store.removeValue(forKey: key) }
         try withStoreErrors { try store.close() }
         if !removed {

@@ -9,7 +9,7 @@ struct Compact: ParsableCommand {
     @Argument(help: "The store directory.") var directory: String
 
     func run() throws {
-        let store = try openStore(directory) { $0.compaction.isAutomatic = false }
+        let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
         let before = store.fileBytes
         let report = try withStoreErrors { try store.compact() }
         let after = store.fileBytes
@@ -37,7 +37,7 @@ struct Trim: ParsableCommand {
     }
 
     func run() throws {
-        let store = try openStore(directory) { $0.compaction.isAutomatic = false }
+        let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
         let before = store.count
         try withStoreErrors {
             if let size { try store.trim(toSize: size) }
@@ -65,7 +65,7 @@ struct Unpin: ParsableCommand {
 }
 
 private func setPinned(_ pinned: Bool, _ directory: String, _ key: String) throws {
-    let store = try openStore(directory)
+    let store = try openStore(directory, for: .change)
     let found = try withStoreErrors { try store.setPinned(pinned, forKey: key) }
     try withStoreErrors { try store.close() }
     if !found {

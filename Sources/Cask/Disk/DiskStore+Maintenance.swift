@@ -26,7 +26,8 @@ extension DiskStore {
     package var isCompacting: Bool { compacting.load(ordering: .relaxed) }
 
     private func runCompaction(force: Bool) throws(CaskError) -> CompactionReport {
-        try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
+        try requireWritable()
+        return try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
             compacting.store(true, ordering: .relaxed)
             defer { compacting.store(false, ordering: .relaxed) }
             var total = CompactionReport()
@@ -94,6 +95,7 @@ extension DiskStore {
     /// items stay. Returns how many were removed.
     @discardableResult
     public func trim(toDate date: Date) throws(CaskError) -> Int {
+        try requireWritable()
         let cutoff = date.milliseconds
         return try maintain { s, now throws(CaskError) in
             try s.sweep(now: now, cause: .age) { $0.isPinned || $0.accessTime >= cutoff ? nil : .age }
@@ -103,6 +105,7 @@ extension DiskStore {
     /// Evicts least recently used items until live records take at most `bytes` (unpinned items
     /// first). Compaction then returns the space to the file system.
     public func trim(toSize bytes: Int) throws(CaskError) {
+        try requireWritable()
         try maintain { s, now throws(CaskError) in
             try s.evictInOrder(cause: .size, now: now) { $0.liveBytes <= bytes }
         }
@@ -110,6 +113,7 @@ extension DiskStore {
 
     /// Evicts the largest items first until live records take at most `bytes` (unpinned first).
     public func trimLargestFirst(toSize bytes: Int) throws(CaskError) {
+        try requireWritable()
         try maintain { s, now throws(CaskError) in
             try s.evictInOrder(cause: .size, now: now, largestFirst: true) { $0.liveBytes <= bytes }
         }
@@ -117,6 +121,7 @@ extension DiskStore {
 
     /// Evicts least recently used items until at most `count` remain (unpinned first).
     public func trim(toCount count: Int) throws(CaskError) {
+        try requireWritable()
         try maintain { s, now throws(CaskError) in
             try s.evictInOrder(cause: .count, now: now) { $0.index.count <= count }
         }
@@ -125,13 +130,15 @@ extension DiskStore {
     /// Removes every item whose TTL has run out or that is past the age limit. Returns how many.
     @discardableResult
     public func removeExpired() throws(CaskError) -> Int {
-        try maintain { s, now throws(CaskError) in try s.removeExpired(now: now) }
+        try requireWritable()
+        return try maintain { s, now throws(CaskError) in try s.removeExpired(now: now) }
     }
 
     /// Removes every pinned item (`pinned: true`) or every unpinned one (`pinned: false`).
     @discardableResult
     public func removeAll(pinned: Bool) throws(CaskError) -> Int {
-        try maintain { s, now throws(CaskError) in
+        try requireWritable()
+        return try maintain { s, now throws(CaskError) in
             let keys = s.index.all.filter { $0.entry.isPinned == pinned }.map(\.key)
             for key in keys {
                 try withKeyBytes(key) { k throws(CaskError) in
@@ -156,6 +163,7 @@ extension DiskStore {
     ///   then unchanged.
     @discardableResult
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
+        try requireWritable()
         let now = options.clock.milliseconds()
         let everyWrite = options.durability == .everyWrite
         let (changed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in

@@ -23,8 +23,10 @@ public final class DiskStore: Sendable {
     /// The options the store was opened with.
     public let options: StoreOptions
     let state: Locked<StoreState>
-    private let lock: StoreLock
-    private let ticker: BackgroundThread
+    /// The directory lock (nil when read-only: readers take no lock).
+    private let lock: StoreLock?
+    /// Flush deadline and interval syncs (nil when read-only).
+    private let ticker: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
     private let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
@@ -45,13 +47,24 @@ public final class DiskStore: Sendable {
     ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)`` for a newer format;
     ///   ``CaskError/io(operation:path:errno:)`` when the file system fails.
     ///   Damage inside the store is recovered from, not thrown (see format-spec.md, "Recovery").
+    ///
+    /// With ``StoreOptions/isReadOnly`` the directory must exist and hold a store
+    /// (``CaskError/notACaskStore(file:)`` otherwise); nothing in it is changed, and no lock is
+    /// taken, so it opens while another process writes to it.
     public init(directory: String, options: StoreOptions = StoreOptions()) throws(CaskError) {
         try options.validate()
+        self.directory = directory
+        self.options = options
+        if options.isReadOnly {
+            self.state = Locked(try Self.loadReadOnly(directory: directory, options: options))
+            self.lock = nil
+            self.ticker = nil
+            self.compactor = nil
+            return
+        }
         let fs = options.fileSystem
         try fs.createDirectory(directory)
         try StoreFiles.requireStoreDirectory(directory, fs: fs)
-        self.directory = directory
-        self.options = options
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
         self.state = Locked(try loader.load())
@@ -67,7 +80,7 @@ public final class DiskStore: Sendable {
     }
 
     deinit {
-        ticker.stop()
+        ticker?.stop()
         compactor?.stop()
         try? close()
     }
@@ -102,6 +115,7 @@ public final class DiskStore: Sendable {
     /// Appends the value's record and installs it; returns its sequence number.
     @discardableResult
     func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> UInt64 {
+        try requireWritable()
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
         }
@@ -194,6 +208,7 @@ public final class DiskStore: Sendable {
     ///   keeps its value.
     @discardableResult
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
+        try requireWritable()
         let now = options.clock.milliseconds()
         if options.durability == .everyWrite {
             let pending: (UInt64, Bool)?
@@ -233,6 +248,7 @@ public final class DiskStore: Sendable {
     /// Removes every item. The store is empty when this returns: a new segment marked as clearing
     /// all older ones is made durable first, then the old files are deleted.
     public func removeAll() throws(CaskError) {
+        try requireWritable()
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             let old = Array(s.segments.keys)
@@ -251,17 +267,31 @@ public final class DiskStore: Sendable {
     /// Writes buffered records and `fdatasync`s the active segment: everything put or removed
     /// before this call survives a power loss once it returns.
     public func sync() throws(CaskError) {
+        if options.isReadOnly { return }
         try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             try s.syncActive()
         }
     }
 
+    /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.
+    func requireWritable() throws(CaskError) {
+        if options.isReadOnly { throw .readOnly(path: directory) }
+    }
+
     /// Syncs, writes the active segment's hint file (so the next open reads no segment), and
     /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
     public func close() throws(CaskError) {
+        if options.isReadOnly {
+            state.withLock { s in
+                s.isClosed = true
+                s.index = KeyIndex()
+                s.segments = [:]
+            }
+            return
+        }
         ExitFlush.unregister(self)
-        ticker.stop()
+        ticker?.stop()
         compactor?.stop()
         compactionLock.withLock { _ in }   // let a running pass finish
         hintQueue.sync {}
@@ -275,7 +305,41 @@ public final class DiskStore: Sendable {
             s.index = KeyIndex()
             s.segments = [:]
         } }
-        lock.release()
+        lock?.release()
+    }
+
+    /// Read-only stores: reloads the store from its files, to see what a writing process has
+    /// made durable (or handed to the OS) since the open or the last refresh. Values read before
+    /// stay valid. Does nothing for a store open for writing, which always sees its own writes.
+    ///
+    /// - Throws: what opening throws; the store is then as it was before the call.
+    public func refresh() throws(CaskError) {
+        guard options.isReadOnly else { return }
+        let fresh = try Self.loadReadOnly(directory: directory, options: options)
+        try state.withLock { s throws(CaskError) in
+            guard !s.isClosed else { throw .closed }
+            let stats = s.stats
+            s = fresh
+            s.stats.hits = stats.hits
+            s.stats.misses = stats.misses
+        }
+    }
+
+    /// Loads a store without changing anything in its directory (``StoreOptions/isReadOnly``).
+    /// A writer's compaction may delete a segment between listing and opening it: the load
+    /// starts over then (a few times).
+    private static func loadReadOnly(directory: String, options: StoreOptions) throws(CaskError) -> StoreState {
+        var attempt = 0
+        while true {
+            do throws(CaskError) {
+                try StoreFiles.requireExistingStore(directory, fs: options.fileSystem)
+                var loader = StoreLoader(directory: directory, options: options)
+                return try loader.load()
+            } catch .io(let operation, let path, ENOENT) where attempt < 8 && path != directory {
+                attempt += 1
+                options.logger.debug("\(path) vanished during a read-only load (\(operation)); loading again")
+            }
+        }
     }
 
     /// At a normal process exit (``ExitFlush``): hands buffered records to the OS and, unless the

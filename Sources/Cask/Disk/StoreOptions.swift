@@ -51,6 +51,14 @@ public struct StoreOptions: Sendable {
     public var logger: Logger = Logger(label: "cask")
     /// Size, count and age limits (none by default).
     public var limits = StoreLimits()
+    /// Opens the store for reading only: nothing in the directory is ever created, written,
+    /// renamed or deleted, so a store on a read-only directory or file system opens, and one that
+    /// another process has open for writing opens beside it (no lock is taken). Recovery runs in
+    /// memory only: a torn tail is ignored, not cut; keys the salvage rule drops are dropped from
+    /// this process's index only. The store is as of the open; ``DiskStore/refresh()`` reloads it.
+    /// Writes, trims and compaction throw ``CaskError/readOnly(path:)``; `sync()` does nothing.
+    /// Access times of reads are kept in memory only. Default false.
+    public var isReadOnly = false
     /// When compaction runs.
     public var compaction = CompactionPolicy()
     /// Called for every ``StoreEvent``, outside the store's lock, on the thread that caused it.

@@ -1,4 +1,5 @@
 import CaskFormat
+import Foundation
 
 /// Checks every byte of a store directory without changing it: segment headers, every record's
 /// checksum and LZ4 block, every hint file against its segment. Used by `cask verify`.
@@ -33,21 +34,27 @@ public struct StoreVerifier: Sendable {
     }
 
     /// Verifies the store. `progress(done, total)` reports bytes as segments are read.
+    ///
+    /// Reads only: nothing is created, locked or changed, so a store that a process has open
+    /// (even one writing) can be checked. A segment that the writer's compaction deletes during
+    /// the check is skipped (its records live on in the compaction's output); the writer's
+    /// newest segment may end in a record being written, reported as ``Report/tornTail``.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be read;
-    ///   ``CaskError/storeLocked(path:ownerPID:)``, ``CaskError/notACaskStore(file:)`` and ``CaskError/unsupportedFormatVersion(file:found:supported:)``.
-    /// The store's lock is held while it runs: a store open elsewhere gives
-    /// ``CaskError/storeLocked(path:ownerPID:)``.
+    ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment) and
+    ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
-        try StoreFiles.requireStoreDirectory(directory, fs: fs)
-        let lock = try StoreLock.acquire(directory: directory, fs: fs)
-        defer { lock.release() }
+        try StoreFiles.requireExistingStore(directory, fs: fs)
         let listing = try StoreDirectory(directory, fs: fs)
         var report = Report()
         let sizes = try segmentSizes(listing)
         let total = sizes.values.reduce(0, +)
         var scanned: [(id: UInt32, summary: SegmentScanner.Summary)] = []
-        for id in listing.segmentIDs {
-            scanned.append((id, try checkRecords(of: id, in: listing, into: &report)))
+        for id in listing.segmentIDs where sizes[id] != nil {
+            do throws(CaskError) {
+                scanned.append((id, try checkRecords(of: id, in: listing, into: &report)))
+            } catch .io(_, _, ENOENT) {
+                continue   // compacted away meanwhile
+            }
             progress(report.bytesChecked, total)
         }
         let lastLogID = scanned.last(where: { StoreDirectory.isLog($0.summary.header) })?.id
@@ -61,7 +68,8 @@ public struct StoreVerifier: Sendable {
     private func segmentSizes(_ listing: StoreDirectory) throws(CaskError) -> [UInt32: Int64] {
         var sizes: [UInt32: Int64] = [:]
         for id in listing.segmentIDs {
-            let h = try fs.open(listing.segmentPath(id), mode: .read)
+            let h: CaskFileHandle
+            do throws(CaskError) { h = try fs.open(listing.segmentPath(id), mode: .read) } catch .io(_, _, ENOENT) { continue }
             defer { fs.close(h) }
             sizes[id] = try fs.size(h)
         }
@@ -113,10 +121,11 @@ public struct StoreVerifier: Sendable {
 
     /// Every hint file against its segment, and hint files without one.
     private func checkHints(_ listing: StoreDirectory, sizes: [UInt32: Int64], into report: inout Report) throws(CaskError) {
-        for id in listing.segmentIDs where listing.hintIDs.contains(id) {
-            report.hintFiles += 1
+        for id in listing.segmentIDs where listing.hintIDs.contains(id) && sizes[id] != nil {
             let path = listing.hintPath(id)
-            let handle = try fs.open(path, mode: .read)
+            let handle: CaskFileHandle
+            do throws(CaskError) { handle = try fs.open(path, mode: .read) } catch .io(_, _, ENOENT) { continue }
+            report.hintFiles += 1
             defer { fs.close(handle) }
             let bytes = try fs.readWholeFile(handle)
             let failure = bytes.withUnsafeBytes { HintFile.parse($0, segmentID: UInt64(id), segmentSize: UInt64(sizes[id] ?? 0)) { _, _ in } }

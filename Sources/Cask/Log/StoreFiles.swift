@@ -48,6 +48,18 @@ enum StoreFiles {
         try fs.syncDirectory(directory)
     }
 
+    /// For read-only opens: `directory` must exist and hold at least one segment file; nothing
+    /// is created. Throws ``CaskError/notACaskStore(file:)`` naming the directory otherwise (an
+    /// empty folder is not a store yet), or ``CaskError/io(operation:path:errno:)`` when it is
+    /// missing or cannot be listed.
+    static func requireExistingStore(_ directory: String, fs: any CaskFileSystem) throws(CaskError) {
+        try requireStoreDirectory(directory, fs: fs)
+        let names = try fs.contentsOfDirectory(directory)
+        guard names.contains(where: { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }) else {
+            throw .notACaskStore(file: directory)
+        }
+    }
+
     /// Throws ``CaskError/notACaskStore(file:)`` when `directory` holds files but none of Cask's:
     /// Cask never writes into a folder that belongs to something else.
     static func requireStoreDirectory(_ directory: String, fs: any CaskFileSystem) throws(CaskError) {

@@ -4,9 +4,14 @@ import CaskFormat
 /// Rebuilds a store's state on open: reads hint files where they are valid, scans segments where
 /// they are not, cuts a torn tail, applies the salvage rule to damage, and starts a new active
 /// segment. The rules are in format-spec.md, "Recovery"; this type applies them in that order.
+///
+/// Read-only (``StoreOptions/isReadOnly``): the same rules, applied in memory only. Nothing is
+/// deleted, truncated or written; the newest segment is read where it ends (ignoring a torn
+/// tail), and the state's writer only stands for it (the store refuses every write).
 struct StoreLoader {
     let directory: String
     let options: StoreOptions
+    var readOnly: Bool { options.isReadOnly }
     var fs: any CaskFileSystem { options.fileSystem }
     var logger: Logger { options.logger }
 
@@ -46,8 +51,9 @@ struct StoreLoader {
         let kept = try loadRecords(current, hinted: listing.hintIDs)
         let dropped = applySalvageRule()
         let livePins = applyPinRecords()
-        var state = try startState(with: kept, listing: listing)
+        var state = try readOnly ? startReadOnlyState(with: kept, opened: current) : startState(with: kept, listing: listing)
         for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
+        guard !readOnly else { return state }
         for id in hintsToWrite { state.writeHint(for: id) }
         try tombstone(dropped, in: &state)
         return state
@@ -57,6 +63,7 @@ struct StoreLoader {
 
     /// Step 1: unfinished temporary files and hint files whose segment is gone.
     private func removeLeftovers(_ listing: StoreDirectory) throws(CaskError) {
+        guard !readOnly else { return }   // a reader ignores them: they are not segments
         for name in listing.temporaryNames {
             try fs.remove(FileNames.join(directory, name))   // an unfinished hint or compaction output
         }
@@ -89,6 +96,7 @@ struct StoreLoader {
     /// Step 2: a segment that clears older ones (`removeAll`) makes every lower id dead.
     private func removeClearedSegments(_ loaded: [Loaded]) throws(CaskError) -> [Loaded] {
         guard let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id else { return loaded }
+        if readOnly { return loaded.filter { $0.file.id >= epoch } }
         for dead in loaded where dead.file.id < epoch {
             try fs.remove(dead.file.path)
             try fs.remove(FileNames.join(directory, FileNames.hint(dead.file.id)))
@@ -129,11 +137,13 @@ struct StoreLoader {
         let headerOnly = segment.size <= Int64(Format.segmentHeaderSize)
         if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
             maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
+            if readOnly { return true }
             try fs.remove(FileNames.join(directory, FileNames.hint(segment.file.id)))
             try fs.remove(segment.file.path)
             return true
         }
         if isLastLog && segment.header == nil && headerOnly {
+            if readOnly { return true }
             try fs.remove(segment.file.path)
             try fs.syncDirectory(directory)
             return true
@@ -201,6 +211,22 @@ struct StoreLoader {
                 state.hintBytes[id] = (try? fs.size(h)) ?? 0
                 fs.close(h)
             }
+        }
+        state.index = index
+        state.stats = stats
+        Self.accountLiveBytes(in: &state)
+        return state
+    }
+
+    /// Read-only: the state over the kept segments, whose writer stands for the newest one (it
+    /// is never written: the store refuses writes).
+    private func startReadOnlyState(with kept: [Loaded], opened: [Loaded]) throws(CaskError) -> StoreState {
+        guard let newest = kept.last ?? opened.last else { throw .notACaskStore(file: directory) }
+        let writer = SegmentWriter(file: newest.file, size: newest.size, bufferCapacity: 16)
+        var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
+        for segment in kept {
+            state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
+                             isCompacted: segment.header?.kind == .compacted)
         }
         state.index = index
         state.stats = stats
@@ -328,6 +354,7 @@ struct StoreLoader {
         if isLast && summary.recordCount == 0 && segment.header == nil {
             // Created but never completed (a crash before its header was durable): nothing in it
             // was ever acknowledged.
+            if readOnly { return nil }
             try fs.remove(file.path)
             try fs.syncDirectory(directory)
             return nil
@@ -351,11 +378,16 @@ struct StoreLoader {
     /// Step 6: truncates a torn tail (records that were being written when the process or
     /// machine stopped) and syncs the cut.
     private mutating func cutTornTail(_ file: SegmentFile, at start: Int, of size: Int) throws(CaskError) {
+        stats.tornTailBytes += size - start
+        guard !readOnly else {
+            // A reader ignores the tail (a live writer may be appending to it right now).
+            logger.debug("ignoring \(size - start) bytes after offset \(start) of \(file.path) (read-only)")
+            return
+        }
         let handle = try fs.open(file.path, mode: .appendOrCreate)
         defer { fs.close(handle) }
         try fs.truncate(handle, to: Int64(start))
         try fs.sync(handle)
-        stats.tornTailBytes += size - start
         logger.notice("cut a torn tail of \(size - start) bytes from \(file.path)")
     }
 

@@ -35,7 +35,7 @@ extension StoreState {
         }
         guard let entry = found else { return nil }
         if let cause = Self.goneCause(entry, now: now, ageLimit: age) {
-            try? evict(key, cause: cause, now: now)
+            if !options.isReadOnly { try? evict(key, cause: cause, now: now) }
             return nil
         }
         // A clean close rewrites the hints of segments read since their hint was made (the
