@@ -77,7 +77,7 @@ package final class Progress {
             let eta = rate > 0 ? Double(total - done) / rate : 0
             let text = String(format: "\r%@ [%@] %3.0f%% %@/s ETA %@", label, bar, fraction * 100,
                               Formatting.bytes(Int64(rate)), Formatting.duration(eta))
-            FileHandle.standardError.write(Data(text.utf8))
+            Console.err(text)
         } else {
             let percent = Int(fraction * 100) / 25 * 25
             if percent > lastPlainPercent {
@@ -88,6 +88,6 @@ package final class Progress {
     }
 
     package func finish() {
-        if isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if isTerminal { Console.err("\n") }
     }
 }

@@ -3,11 +3,14 @@ import Cask
 import Foundation
 
 /// Exit statuses: 0 success; 1 the answer is "no" (missing key, verification found problems);
-/// 2 bad usage (ArgumentParser's own); 3 the store could not be used (locked, foreign, newer
-/// format, I/O failure).
+/// 3 the store could not be used (locked, not a store, newer format, I/O failure); 64 bad usage
+/// (EX_USAGE: an unknown verb or option, a value out of range); 74 standard output could not be
+/// written (EX_IOERR).
 package enum Exit {
     package static let no = ExitCode(1)
     package static let storeError = ExitCode(3)
+    package static let usage = ExitCode(64)
+    package static let outputError = ExitCode(74)
 }
 
 /// Runs `body`, turning a ``CaskError`` into a message on standard error and exit status 3.
@@ -20,6 +23,7 @@ package func withStoreErrors<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
+/// Writes a line to standard error (best effort, never a trap).
 package func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    Console.err(text + "\n")
 }

@@ -8,10 +8,40 @@ struct CaskCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cask",
         abstract: "Inspect, verify and compact Cask stores.",
+        discussion: """
+            Exit status: 0 success; 1 the answer is no (a missing key, problems found by verify); \
+            3 the store could not be used (locked, not a store, newer format, I/O failure); \
+            64 bad usage (an unknown verb or option, a value out of range); \
+            74 standard output could not be written.
+            """,
+        version: "cask 0.1.0 (format version 2)",
         subcommands: [
             Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self,
         ]
     )
+}
+
+extension CaskCommand {
+    /// Parses, runs, then flushes standard output: a failed write there ends with a message on
+    /// standard error and status 74. An argument that is not valid UTF-8 is refused (status 64).
+    static func main() {
+        guard argumentsAreValidUTF8() else {
+            printError("cask: an argument is not valid UTF-8 text; name a key by its bytes with --key-hex")
+            Foundation.exit(Exit.usage.rawValue)
+        }
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            try? Console.flush()
+            exit(withError: error)
+        }
+        do { try Console.flush() } catch {
+            printError("cask: \(error)")
+            Foundation.exit(Exit.outputError.rawValue)
+        }
+        Foundation.exit(0)
+    }
 }
 
 /// What a command does with a store: the open that suits it.

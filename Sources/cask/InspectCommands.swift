@@ -16,6 +16,8 @@ struct List: ParsableCommand {
 
     struct Item: Encodable {
         var key: String
+        /// The key's UTF-8 bytes in hex, for keys with control characters (nil otherwise).
+        var keyHex: String?
         var size: Int
         var storedSize: Int
         var compressed: Bool
@@ -39,7 +41,7 @@ struct List: ParsableCommand {
         if let limit { items = Array(items.prefix(max(0, limit))) }
         if json {
             let out = items.map {
-                Item(key: $0.key, size: $0.size, storedSize: $0.storedSize, compressed: $0.isCompressed,
+                Item(key: $0.key, keyHex: ArgumentValues.needsEscaping($0.key) ? ArgumentValues.hex($0.key) : nil, size: $0.size, storedSize: $0.storedSize, compressed: $0.isCompressed,
                      writeTime: $0.writeDate.millisecondsSinceEpoch, accessTime: $0.accessDate.millisecondsSinceEpoch,
                      expiryTime: $0.expirationDate?.millisecondsSinceEpoch, pinned: $0.isPinned)
             }
@@ -48,7 +50,7 @@ struct List: ParsableCommand {
         }
         let now = Date()
         let rows = items.map { m -> [String] in
-            [m.key, Formatting.bytes(m.size), Formatting.bytes(m.storedSize),
+            [ArgumentValues.escaped(m.key), Formatting.bytes(m.size), Formatting.bytes(m.storedSize),
              m.size > 0 ? String(format: "%.2f", Double(m.size) / Double(max(1, m.storedSize))) : "-",
              Formatting.duration(now.timeIntervalSince(m.writeDate)),
              Formatting.duration(now.timeIntervalSince(m.accessDate)) + " ago",

@@ -3,33 +3,50 @@ import Cask
 import CaskToolSupport
 import Foundation
 
+/// The key argument and `--key-hex`, shared by the verbs that name one item.
+struct KeyArguments: ParsableArguments {
+    @Argument(help: "The key (UTF-8 text; with --key-hex, its bytes in hex).") var key: String
+    @Flag(help: "The key is given as hex digits of its UTF-8 bytes (e.g. 6b6579 for 'key').") var keyHex = false
+
+    /// The key the arguments name (validated: 1 to 1,024 bytes of UTF-8).
+    func resolved() throws -> String { try ArgumentValues.key(key, isHex: keyHex) }
+
+    func validate() throws { _ = try resolved() }
+}
+
 struct Put: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Store a value (from the argument, --file, or standard input).")
 
     @Argument(help: "The store directory (created when missing).") var directory: String
-    @Argument(help: "The key.") var key: String
+    @OptionGroup var key: KeyArguments
     @Argument(help: "The value; omit it to read --file or standard input.") var value: String?
     @Option(help: "Read the value from this file.") var file: String?
-    @Option(help: "Time to live in seconds.") var ttl: Double?
+    @Option(parsing: .unconditional, help: "Time to live: 90s, 15m, 2h, 7d (a plain number is seconds).") var ttl: String?
     @Flag(help: "Pin the item (exempt from TTL and age limits, evicted last).") var pin = false
 
+    func validate() throws {
+        if let ttl { _ = try ArgumentValues.milliseconds(ttl, option: "--ttl") }
+        if value != nil && file != nil { throw ValidationError("give the value as an argument or with --file, not both") }
+    }
+
     func run() throws {
-        let data: Data
-        if let value {
-            data = Data(value.utf8)
-        } else if let file {
-            guard let d = FileManager.default.contents(atPath: file) else {
-                printError("cask: cannot read \(file)")
-                throw Exit.storeError
-            }
-            data = d
-        } else {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        }
+        let data = try readValue()
+        let timeToLive = try ttl.map { Duration.milliseconds(try ArgumentValues.milliseconds($0, option: "--ttl")) }
         let store = try openStore(directory, for: .create)
         try withStoreErrors {
-            try store.setValue(data, forKey: key, timeToLive: ttl.map { .milliseconds(Int64($0 * 1000)) }, isPinned: pin)
+            try store.setValue(data, forKey: try key.resolved(), timeToLive: timeToLive, isPinned: pin)
             try store.close()
+        }
+    }
+
+    private func readValue() throws -> Data {
+        if let value { return Data(value.utf8) }
+        do {
+            if let file { return try Data(contentsOf: URL(fileURLWithPath: file)) }
+            return try FileHandle.standardInput.readToEnd() ?? Data()
+        } catch {
+            printError("cask: cannot read \(file ?? "standard input"): \(error.localizedDescription)")
+            throw Exit.storeError
         }
     }
 }
@@ -38,17 +55,18 @@ struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write a value to standard output; exit 1 when the key is missing.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Argument(help: "The key.") var key: String
+    @OptionGroup var key: KeyArguments
 
     func run() throws {
+        let name = try key.resolved()
         let store = try openStore(directory, for: .read)
-        let value = try withStoreErrors { try store.value(forKey: key) }
+        let value = try withStoreErrors { try store.value(forKey: name) }
         try withStoreErrors { try store.close() }
         guard let value else {
-            printError("cask: no value for key \(key)")
+            printError("cask: no value for key \(ArgumentValues.escaped(name))")
             throw Exit.no
         }
-        FileHandle.standardOutput.write(value)
+        Console.out(bytes: Array(value))
     }
 }
 
@@ -56,14 +74,15 @@ struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key; exit 1 when it was not there.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Argument(help: "The key.") var key: String
+    @OptionGroup var key: KeyArguments
 
     func run() throws {
+        let name = try key.resolved()
         let store = try openStore(directory, for: .change)
-        let removed = try withStoreErrors { try store.removeValue(forKey: key) }
+        let removed = try withStoreErrors { try store.removeValue(forKey: name) }
         try withStoreErrors { try store.close() }
         if !removed {
-            printError("cask: no value for key \(key)")
+            printError("cask: no value for key \(ArgumentValues.escaped(name))")
             throw Exit.no
         }
     }

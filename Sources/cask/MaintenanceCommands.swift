@@ -23,45 +23,55 @@ struct Trim: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Evict items: least recently used down to a size or count, or those not accessed since a date.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Option(help: "Evict least recently used items until live records take at most this many bytes.") var size: Int?
+    @Option(parsing: .unconditional, help: "Evict least recently used items until live records take at most this size (4096, 512KiB, 64MiB, 2GiB).") var size: String?
     @Option(help: "Remove items last accessed before this ISO 8601 date (e.g. 2026-11-01T00:00:00Z).") var date: String?
-    @Option(help: "Evict least recently used items until at most this many remain.") var count: Int?
+    @Option(parsing: .unconditional, help: "Evict least recently used items until at most this many remain.") var count: String?
 
     func validate() throws {
         if [size != nil, date != nil, count != nil].filter({ $0 }).count != 1 {
             throw ValidationError("give exactly one of --size, --date, --count")
         }
+        if let size { _ = try ArgumentValues.bytes(size, option: "--size") }
+        if let count { _ = try Self.count(count) }
         if let date, ISO8601DateFormatter().date(from: date) == nil {
-            throw ValidationError("--date must be ISO 8601, like 2026-11-01T00:00:00Z")
+            throw ValidationError("--date must be ISO 8601, like 2026-11-01T00:00:00Z; got '\(date)'")
         }
+    }
+
+    private static func count(_ text: String) throws -> Int {
+        guard let n = Int(text) else { throw ValidationError("--count must be a whole number; got '\(text)'") }
+        try ArgumentValues.count(n, option: "--count")
+        return n
     }
 
     func run() throws {
         let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
         let before = store.count
+        var after = before
         try withStoreErrors {
-            if let size { try store.trim(toSize: size) }
-            if let count { try store.trim(toCount: count) }
-            if let date { try store.trim(toDate: ISO8601DateFormatter().date(from: date)!) }
+            if let size { try store.trim(toSize: try ArgumentValues.bytes(size, option: "--size")) }
+            if let count { try store.trim(toCount: try Self.count(count)) }
+            if let date, let cutoff = ISO8601DateFormatter().date(from: date) { try store.trim(toDate: cutoff) }
             try store.compact()
+            after = store.count
             try store.close()
         }
-        print("removed \(before - store.count) items; \(store.count) remain")
+        print("removed \(before - after) items; \(after) remain")
     }
 }
 
 struct Pin: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pin a key (exempt from TTL and age limits, evicted last); exit 1 when missing.")
     @Argument(help: "The store directory.") var directory: String
-    @Argument(help: "The key.") var key: String
-    func run() throws { try setPinned(true, directory, key) }
+    @OptionGroup var key: KeyArguments
+    func run() throws { try setPinned(true, directory, try key.resolved()) }
 }
 
 struct Unpin: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Unpin a key; exit 1 when missing.")
     @Argument(help: "The store directory.") var directory: String
-    @Argument(help: "The key.") var key: String
-    func run() throws { try setPinned(false, directory, key) }
+    @OptionGroup var key: KeyArguments
+    func run() throws { try setPinned(false, directory, try key.resolved()) }
 }
 
 private func setPinned(_ pinned: Bool, _ directory: String, _ key: String) throws {
@@ -69,7 +79,7 @@ private func setPinned(_ pinned: Bool, _ directory: String, _ key: String) throw
     let found = try withStoreErrors { try store.setPinned(pinned, forKey: key) }
     try withStoreErrors { try store.close() }
     if !found {
-        printError("cask: no value for key \(key)")
+        printError("cask: no value for key \(ArgumentValues.escaped(key))")
         throw Exit.no
     }
 }

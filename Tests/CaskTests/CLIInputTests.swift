@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import Cask
+
+/// The `cask` tool with bad input and failing output (issue 14): every case ends with a clear
+/// message and a documented status (64 bad usage, 74 output error), never a trap, and nothing
+/// already stored is lost.
+@Suite struct CLIInputTests {
+    /// A store holding `k` = `v` (pinned-free, no TTL).
+    func store() throws -> TemporaryDirectory {
+        let dir = TemporaryDirectory()
+        #expect(try runCask(["put", dir.path, "k", "v"]).0 == 0)
+        return dir
+    }
+
+    @Test(arguments: ["nan", "inf", "-inf", "1e300", "-5", "0", "abc", "5x", ""])
+    func aBadTimeToLiveIsAUsageErrorAndKeepsTheValue(ttl: String) throws {
+        let dir = try store()
+        let (status, _, err) = try runCask(["put", dir.path, "k", "new", "--ttl", ttl])
+        #expect(status == 64, "--ttl \(ttl): \(err)")
+        #expect(err.contains("--ttl"), "\(err)")
+        #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
+    @Test func durationsAndSizesTakeUnits() throws {
+        let dir = try store()
+        #expect(try runCask(["put", dir.path, "t", "x", "--ttl", "90s"]).0 == 0)
+        #expect(try runCask(["put", dir.path, "u", "x", "--ttl", "7d"]).0 == 0)
+        let (_, json, _) = try runCask(["ls", dir.path, "--json"])
+        struct Item: Decodable { var key: String; var writeTime: Int64; var expiryTime: Int64? }
+        let items = try JSONDecoder().decode([Item].self, from: Data(json.utf8))
+        let t = try #require(items.first { $0.key == "t" }), u = try #require(items.first { $0.key == "u" })
+        #expect(abs((t.expiryTime ?? 0) - t.writeTime - 90_000) < 2_000)
+        #expect(abs((u.expiryTime ?? 0) - u.writeTime - 7 * 86_400_000) < 2_000)
+        #expect(try runCask(["trim", dir.path, "--size", "1MiB"]).0 == 0)
+        for bad in ["-1", "2X", "nan", "1e30GiB"] {
+            let (status, _, err) = try runCask(["trim", dir.path, "--size", bad])
+            #expect(status == 64 && err.contains("--size"), "--size \(bad): \(err)")
+        }
+        #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
+    @Test func aNegativeCountIsAUsageErrorAndTrimReportsWhatItRemoved() throws {
+        let dir = try store()
+        for i in 0..<4 { #expect(try runCask(["put", dir.path, "k\(i)", "x"]).0 == 0) }
+        let (refused, _, err) = try runCask(["trim", dir.path, "--count=-1"])
+        #expect(refused == 64 && err.contains("--count"), "\(err)")
+        #expect(try runCask(["ls", dir.path, "--json"]).1.components(separatedBy: "\"key\" :").count - 1 == 5)
+        let (status, out, _) = try runCask(["trim", dir.path, "--count", "2"])
+        #expect(status == 0)
+        #expect(out == "removed 3 items; 2 remain\n", "\(out)")
+    }
+
+    @Test(arguments: [["get"], ["rm"], ["pin"], ["unpin"], ["put", "value"]])
+    func anEmptyKeyIsAUsageError(verb: [String]) throws {
+        let dir = try store()
+        let (status, _, err) = try runCask([verb[0], dir.path, ""] + verb.dropFirst())
+        #expect(status == 64 && err.contains("key must not be empty"), "\(verb): \(err)")
+    }
+
+    @Test func keysAreNamedByTheirBytesWithKeyHex() throws {
+        let dir = try store()
+        #expect(try runCask(["put", dir.path, "--key-hex", "6b6579", "hexed"]).0 == 0)
+        #expect(try runCask(["get", dir.path, "key"]).1 == "hexed")
+        #expect(try runCask(["get", dir.path, "--key-hex", "6B6579"]).1 == "hexed")
+        for bad in ["6b657", "zz", "fffe"] {
+            let (status, _, err) = try runCask(["get", dir.path, "--key-hex", bad])
+            #expect(status == 64, "\(bad): \(err)")
+        }
+        // Bytes that are not UTF-8 on the command line are refused, not turned into U+FFFD.
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let (status, out) = try runShell("\(cask) put \(dir.path) \"$(printf '\\377\\376')\" one; echo \" status=$?\"")
+        #expect(out.contains("status=64") && out.contains("not valid UTF-8"), "\(out)")
+        #expect(try runCask(["ls", dir.path, "--json"]).1.components(separatedBy: "\"key\" :").count - 1 == 2)
+        _ = status
+    }
+
+    @Test func controlCharactersInKeysAreEscapedInTablesAndHexInJSON() throws {
+        let dir = try store()
+        #expect(try runCask(["put", dir.path, "a\nb\u{1b}[31m", "x"]).0 == 0)
+        let (_, table, _) = try runCask(["ls", dir.path])
+        #expect(table.contains("a\\nb\\x1b[31m"), "\(table)")
+        #expect(table.components(separatedBy: "\n").filter { !$0.isEmpty }.count == 3, "\(table)")
+        let (_, json, _) = try runCask(["ls", dir.path, "--json"])
+        #expect(json.contains("\"keyHex\" : \"610a621b5b33316d\""), "\(json)")
+    }
+
+    @Test func outputErrorsEndWithAMessageAndStatus74() throws {
+        let dir = try store()
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        for (command, what) in [("get \(dir.path) k > /dev/full", "full"), ("get \(dir.path) k >&-", "closed"),
+                                ("ls \(dir.path) > /dev/full", "ls full"), ("stats \(dir.path) --json > /dev/full", "stats full")] {
+            let (_, out) = try runShell("\(cask) \(command); echo \" status=$?\"")
+            #expect(out.contains("status=74") && out.contains("write error on standard output"), "\(what): \(out)")
+        }
+        // A full standard error never traps: the status is the command's own.
+        let (_, missing) = try runShell("\(cask) get \(dir.path) absent 2>/dev/full; echo \" status=$?\"")
+        #expect(missing.contains("status=1"), "\(missing)")
+        let (_, usage) = try runShell("\(cask) get 2>/dev/full; echo \" status=$?\"")
+        #expect(usage.contains("status=64"), "\(usage)")
+        #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
+    @Test func versionIsPrinted() throws {
+        let (status, out, _) = try runCask(["--version"])
+        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 2"), "\(out)")
+    }
+}
