@@ -68,6 +68,13 @@ package enum HintFile {
         return bytes
     }
 
+    /// The segment size a hint file's header records (nil when too short to hold one). Parsing
+    /// against it (instead of the segment's current size) reads what a segment held when its hint
+    /// was written, after the segment was damaged or cut.
+    package static func recordedSegmentSize(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        bytes.count >= Format.hintHeaderSize ? bytes.u64(24) : nil
+    }
+
     package enum Failure: Error, Equatable {
         case invalid(String)
         case newerVersion(UInt32)

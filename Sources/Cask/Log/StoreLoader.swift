@@ -15,26 +15,34 @@ struct StoreLoader {
     var fs: any CaskFileSystem { options.fileSystem }
     var logger: Logger { options.logger }
 
-    private struct Loaded {
+    struct Loaded {
         var file: SegmentFile
         var header: SegmentHeader?
         var size: Int64
     }
 
     /// A pin record found while loading; applied once the index is built (recovery step 4).
-    private struct FoundPin {
+    struct FoundPin {
         var key: [UInt8]
         var pinned: Bool
         var location: PinRecordLocation
     }
 
     /// What scanning found that the salvage rule needs.
-    private var salvageBound: UInt64 = 0
-    private var index = KeyIndex()
-    private var stats = StoreStatistics()
-    private var maximumSequence: UInt64 = 0
-    private var hintsToWrite: [UInt32] = []
-    private var pins: [FoundPin] = []
+    var salvageBound: UInt64 = 0
+    var index = KeyIndex()
+    var stats = StoreStatistics()
+    var maximumSequence: UInt64 = 0
+    var hintsToWrite: [UInt32] = []
+    /// Records that an intact hint file lists but its damaged or cut segment no longer holds.
+    var lostRecords: [LostRecord] = []
+
+    /// A record known (from its segment's hint file) to have been lost.
+    struct LostRecord {
+        var key: [UInt8]
+        var sequence: UInt64
+    }
+    var pins: [FoundPin] = []
 
     init(directory: String, options: StoreOptions) {
         self.directory = directory
@@ -62,7 +70,7 @@ struct StoreLoader {
     // MARK: Recovery steps
 
     /// Step 1: unfinished temporary files and hint files whose segment is gone.
-    private func removeLeftovers(_ listing: StoreDirectory) throws(CaskError) {
+    func removeLeftovers(_ listing: StoreDirectory) throws(CaskError) {
         guard !readOnly else { return }   // a reader ignores them: they are not segments
         for name in listing.temporaryNames {
             try fs.remove(FileNames.join(directory, name))   // an unfinished hint or compaction output
@@ -73,7 +81,7 @@ struct StoreLoader {
     }
 
     /// Opens every segment and reads its header (nil when damaged).
-    private func openSegments(_ listing: StoreDirectory) throws(CaskError) -> [Loaded] {
+    func openSegments(_ listing: StoreDirectory) throws(CaskError) -> [Loaded] {
         var loaded: [Loaded] = []
         for id in listing.segmentIDs {
             let path = listing.segmentPath(id)
@@ -94,7 +102,7 @@ struct StoreLoader {
     }
 
     /// Step 2: a segment that clears older ones (`removeAll`) makes every lower id dead.
-    private func removeClearedSegments(_ loaded: [Loaded]) throws(CaskError) -> [Loaded] {
+    func removeClearedSegments(_ loaded: [Loaded]) throws(CaskError) -> [Loaded] {
         guard let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id else { return loaded }
         if readOnly { return loaded.filter { $0.file.id >= epoch } }
         for dead in loaded where dead.file.id < epoch {
@@ -107,7 +115,7 @@ struct StoreLoader {
 
     /// Steps 2, 3, 5 and 6: each segment from its hint file when valid, scanned otherwise (cutting a
     /// torn tail and noting damage); empty and never-completed segments are removed.
-    private mutating func loadRecords(_ loaded: [Loaded], hinted: Set<UInt32>) throws(CaskError) -> [Loaded] {
+    mutating func loadRecords(_ loaded: [Loaded], hinted: Set<UInt32>) throws(CaskError) -> [Loaded] {
         let lastLogID = loaded.last(where: { StoreDirectory.isLog($0.header) })?.file.id
         var kept: [Loaded] = []
         for (position, segment) in loaded.enumerated() {
@@ -120,7 +128,8 @@ struct StoreLoader {
                 continue
             }
             let nextLogMinimum = loaded[(position + 1)...].first(where: { $0.header?.kind == .log })?.header?.minimumSequence
-            if let size = try scan(segment, isLast: id == lastLogID, nextLogMinimum: nextLogMinimum) {
+            let listed = hinted.contains(id) ? hintedRecords(of: segment.file) : nil
+            if let size = try scan(segment, isLast: id == lastLogID, nextLogMinimum: nextLogMinimum, listed: listed) {
                 var updated = segment
                 updated.size = size
                 kept.append(updated)
@@ -133,7 +142,7 @@ struct StoreLoader {
     /// without writes; its header's sequence number is kept for monotonicity), or the newest one
     /// when its header never became durable (a crash inside rollover or open: records are only
     /// appended after the header is synced).
-    private mutating func removeIfEmpty(_ segment: Loaded, isLastLog: Bool) throws(CaskError) -> Bool {
+    mutating func removeIfEmpty(_ segment: Loaded, isLastLog: Bool) throws(CaskError) -> Bool {
         let headerOnly = segment.size <= Int64(Format.segmentHeaderSize)
         if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
             maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
@@ -154,8 +163,15 @@ struct StoreLoader {
     /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of
     /// any key whose surviving record is older than the range. Those keys are dropped (durably,
     /// by ``tombstone(_:in:)``); tombstones leave the index. Returns the dropped keys.
-    private mutating func applySalvageRule() -> [String] {
+    mutating func applySalvageRule() -> [String] {
         var dropped: [String] = []
+        // A lost record newer than the key's surviving one: the key must not go back to that.
+        for lost in lostRecords {
+            let older = lost.key.withUnsafeBytes { key in index.entry(forKey: key).map { $0.sequence < lost.sequence } } ?? false
+            guard older, let entry = lost.key.withUnsafeBytes({ index.removeValue(forKey: $0) }) else { continue }
+            if !entry.isTombstone { dropped.append(String(decoding: lost.key, as: UTF8.self)) }
+        }
+        lostRecords = []
         var tombstones: [String] = []
         for entry in index.entries where entry.isTombstone || entry.sequence < salvageBound {
             if entry.isTombstone { tombstones.append(index.key(of: entry)) } else { dropped.append(index.key(of: entry)) }
@@ -171,7 +187,7 @@ struct StoreLoader {
     /// Step 4, pin records in sequence order: each sets or clears the pinned flag of the value
     /// record it names, when that record is still the key's entry; the latest such is the key's
     /// live pin record. Others are dead (their value was replaced or removed).
-    private mutating func applyPinRecords() -> [[UInt8]: PinRecordLocation] {
+    mutating func applyPinRecords() -> [[UInt8]: PinRecordLocation] {
         pins.sort { $0.location.sequence < $1.location.sequence }
         var livePins: [[UInt8]: PinRecordLocation] = [:]
         for pin in pins {
@@ -190,7 +206,7 @@ struct StoreLoader {
 
     /// After recovery: a new active segment after every sequence number seen, and the state holding the
     /// kept segments, the index and each segment's live bytes.
-    private func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
+    func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
         // A checksummed record (or header) claiming a sequence number at the top of the space
         // leaves none for new writes: refuse the store instead of wrapping around.
         guard maximumSequence < UInt64.max >> 1 else {
@@ -220,7 +236,7 @@ struct StoreLoader {
 
     /// Read-only: the state over the kept segments, whose writer stands for the newest one (it
     /// is never written: the store refuses writes).
-    private func startReadOnlyState(with kept: [Loaded], opened: [Loaded]) throws(CaskError) -> StoreState {
+    func startReadOnlyState(with kept: [Loaded], opened: [Loaded]) throws(CaskError) -> StoreState {
         guard let newest = kept.last ?? opened.last else { throw .notACaskStore(file: directory) }
         let writer = SegmentWriter(file: newest.file, size: newest.size, bufferCapacity: 16)
         var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
@@ -237,7 +253,7 @@ struct StoreLoader {
     /// Per-segment live bytes and counts. Entries come in runs of one segment (hint files and
     /// scans load segment by segment), so sums are kept per run: one dictionary update per run,
     /// not per key.
-    private static func accountLiveBytes(in state: inout StoreState) {
+    static func accountLiveBytes(in state: inout StoreState) {
         var runSegment: UInt32? = nil, runBytes: Int64 = 0, runCount = 0, expiring = 0, total: Int64 = 0
         for entry in state.index.entries {
             if entry.segment != runSegment {
@@ -257,7 +273,7 @@ struct StoreLoader {
 
     /// Step 7: tombstones for the keys the salvage rule dropped, synced, so that an older record
     /// of theirs can never come back.
-    private func tombstone(_ dropped: [String], in state: inout StoreState) throws(CaskError) {
+    func tombstone(_ dropped: [String], in state: inout StoreState) throws(CaskError) {
         guard !dropped.isEmpty else { return }
         let now = options.clock.milliseconds()
         for key in dropped {
@@ -267,157 +283,5 @@ struct StoreLoader {
             }
         }
         try state.syncActive()
-    }
-
-    /// Applies a valid hint file; false (after logging) when it is missing or invalid.
-    private mutating func loadHint(_ segment: SegmentFile, size: Int64) throws(CaskError) -> Bool {
-        let path = FileNames.join(directory, FileNames.hint(segment.id))
-        guard let handle = try? fs.open(path, mode: .read) else { return false }
-        defer { fs.close(handle) }
-        let bytes = try fs.readWholeFile(handle)
-        let id = segment.id
-        var local = index
-        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
-        var maxSeq = maximumSequence
-        var found: [FoundPin] = []
-        let failure = bytes.withUnsafeBytes { raw in
-            HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
-                maxSeq = max(maxSeq, e.sequence)
-                if e.kind == .pin {
-                    found.append(FoundPin(key: Array(keyBytes), pinned: e.flags & Format.RecordFlag.pinned != 0, location: PinRecordLocation(
-                        segment: id, offset: UInt32(e.offset), size: e.recordSize, sequence: e.sequence, target: UInt64(bitPattern: e.expiry))))
-                    return
-                }
-                let entry = IndexEntry(
-                    segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength),
-                    originalLength: UInt32(e.originalLength), sequence: e.sequence, writeTime: e.writeTime,
-                    expiry: e.expiry, accessTime: e.accessTime,
-                    flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
-                Self.apply(entry, key: keyBytes, to: &local)
-            }
-        }
-        index = local
-        switch failure {
-        case nil:
-            maximumSequence = maxSeq
-            pins += found
-            return true
-        case .newerVersion(let v):
-            throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
-        case .invalid(let reason):
-            logger.warning("hint file \(path) is invalid (\(reason)); scanning its segment instead")
-            return false
-        }
-    }
-
-    /// Scans one segment into the index. Returns the segment's size after recovery, or nil when it
-    /// held nothing and was removed.
-    private mutating func scan(_ segment: Loaded, isLast: Bool, nextLogMinimum: UInt64?) throws(CaskError) -> Int64? {
-        stats.segmentsScanned += 1
-        let file = segment.file
-        let bytes = try fs.readWholeFile(file.handle)
-        // In the newest log segment, everything from the first damaged byte on is a torn tail
-        // (StoreDirectory.tornTailStart): a pre-scan finds where it starts.
-        var tailStart = Int.max
-        if isLast {
-            let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
-            tailStart = StoreDirectory.tornTailStart(of: pre) ?? .max
-        }
-        var local = index
-        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
-        let id = file.id
-        var found: [FoundPin] = []
-        let summary = try bytes.withBytes { raw throws(CaskError) in
-            try SegmentScanner.scan(raw, file: file.path) { h, offset in
-                guard offset < tailStart else { return }
-                let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
-                if h.isPin {
-                    found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
-                        segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
-                    return
-                }
-                let entry = IndexEntry(
-                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
-                    originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
-                    expiry: h.expiry, accessTime: h.writeTime,
-                    flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
-                Self.apply(entry, key: key, to: &local)
-            }
-        }
-        index = local
-        pins += found
-        maximumSequence = max(maximumSequence, summary.maximumSequence)
-        if let h = segment.header {
-            maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
-        }
-
-        if isLast && summary.recordCount == 0 && segment.header == nil {
-            // Created but never completed (a crash before its header was durable): nothing in it
-            // was ever acknowledged.
-            if readOnly { return nil }
-            try fs.remove(file.path)
-            try fs.syncDirectory(directory)
-            return nil
-        }
-        var size = Int64(bytes.count)
-        if summary.headerDamaged {
-            stats.damagedRanges += 1
-            logger.error("segment header of \(file.path) is damaged; its records were scanned")
-        }
-        if tailStart != .max {
-            try cutTornTail(file, at: tailStart, of: bytes.count)
-            size = Int64(tailStart)
-        }
-        noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
-        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
-            hintsToWrite.append(id)
-        }
-        return size
-    }
-
-    /// Step 6: truncates a torn tail (records that were being written when the process or
-    /// machine stopped) and syncs the cut.
-    private mutating func cutTornTail(_ file: SegmentFile, at start: Int, of size: Int) throws(CaskError) {
-        stats.tornTailBytes += size - start
-        guard !readOnly else {
-            // A reader ignores the tail (a live writer may be appending to it right now).
-            logger.debug("ignoring \(size - start) bytes after offset \(start) of \(file.path) (read-only)")
-            return
-        }
-        let handle = try fs.open(file.path, mode: .appendOrCreate)
-        defer { fs.close(handle) }
-        try fs.truncate(handle, to: Int64(start))
-        try fs.sync(handle)
-        logger.notice("cut a torn tail of \(size - start) bytes from \(file.path)")
-    }
-
-    /// Step 7: counts and logs damaged ranges, and raises the salvage bound to the first
-    /// sequence number each range might have held.
-    private mutating func noteDamage(_ damage: [SegmentScanner.Damage], in segment: Loaded, nextLogMinimum: UInt64?) {
-        for range in damage {
-            stats.damagedRanges += 1
-            stats.corruptRecords += 1
-            logger.error("damaged bytes \(range.start)..<\(range.end) in \(segment.file.path): \(range.reason)")
-            let bound: UInt64
-            if let next = range.nextSequence {
-                bound = next
-            } else if let h = segment.header, h.kind == .compacted, h.sequenceLimit > 0 {
-                bound = h.sequenceLimit
-            } else if let next = nextLogMinimum {
-                bound = next
-            } else {
-                bound = .max
-            }
-            salvageBound = max(salvageBound, bound)
-        }
-    }
-
-    /// Keeps the record with the higher sequence number, whatever file it came from.
-    @inline(__always)
-    private static func apply(_ entry: IndexEntry, key: UnsafeRawBufferPointer, to index: inout KeyIndex) {
-        // One hash in the common case (a key not seen yet, or a newer record of it).
-        if let previous = index.updateValue(entry, forKey: key), previous.sequence >= entry.sequence {
-            index.updateValue(previous, forKey: key)
-        }
     }
 }

@@ -1,0 +1,185 @@
+import CaskFormat
+import Logging
+
+/// Loading one segment: from its hint file, or by scanning it (recovery steps 3, 5, 6 and 7).
+extension StoreLoader {
+    /// Applies a valid hint file; false (after logging) when it is missing or invalid.
+    mutating func loadHint(_ segment: SegmentFile, size: Int64) throws(CaskError) -> Bool {
+        let path = FileNames.join(directory, FileNames.hint(segment.id))
+        guard let handle = try? fs.open(path, mode: .read) else { return false }
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        let id = segment.id
+        var local = index
+        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
+        var maxSeq = maximumSequence
+        var found: [FoundPin] = []
+        let failure = bytes.withUnsafeBytes { raw in
+            HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
+                maxSeq = max(maxSeq, e.sequence)
+                if e.kind == .pin {
+                    found.append(FoundPin(key: Array(keyBytes), pinned: e.flags & Format.RecordFlag.pinned != 0, location: PinRecordLocation(
+                        segment: id, offset: UInt32(e.offset), size: e.recordSize, sequence: e.sequence, target: UInt64(bitPattern: e.expiry))))
+                    return
+                }
+                let entry = IndexEntry(
+                    segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength),
+                    originalLength: UInt32(e.originalLength), sequence: e.sequence, writeTime: e.writeTime,
+                    expiry: e.expiry, accessTime: e.accessTime,
+                    flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
+                Self.apply(entry, key: keyBytes, to: &local)
+            }
+        }
+        index = local
+        switch failure {
+        case nil:
+            maximumSequence = maxSeq
+            pins += found
+            return true
+        case .newerVersion(let v):
+            throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
+        case .invalid(let reason):
+            logger.warning("hint file \(path) is invalid (\(reason)); scanning its segment instead")
+            return false
+        }
+    }
+
+    /// The records a segment's intact hint file lists (offset: sequence and key), read against
+    /// the segment size the hint records: after the segment was damaged or cut, exactly what it
+    /// held. Nil when the hint is missing or fails its own checks.
+    func hintedRecords(of segment: SegmentFile) -> [Int: LostRecord]? {
+        let path = FileNames.join(directory, FileNames.hint(segment.id))
+        guard let handle = try? fs.open(path, mode: .read) else { return nil }
+        defer { fs.close(handle) }
+        guard let bytes = try? fs.readWholeFile(handle) else { return nil }
+        var records: [Int: LostRecord] = [:]
+        let failure = bytes.withUnsafeBytes { raw -> HintFile.Failure? in
+            guard let size = HintFile.recordedSegmentSize(raw) else { return .invalid("too short") }
+            return HintFile.parse(raw, segmentID: UInt64(segment.id), segmentSize: size) { e, key in
+                records[Int(e.offset)] = LostRecord(key: Array(key), sequence: e.sequence)
+            }
+        }
+        return failure == nil ? records : nil
+    }
+
+    /// Scans one segment into the index. Returns the segment's size after recovery, or nil when it
+    /// held nothing and was removed. With `listed` (the records its intact hint lists), damage
+    /// costs only the records the hint lists that the scan no longer finds.
+    mutating func scan(_ segment: Loaded, isLast: Bool, nextLogMinimum: UInt64?, listed: [Int: LostRecord]? = nil) throws(CaskError) -> Int64? {
+        stats.segmentsScanned += 1
+        let file = segment.file
+        let bytes = try fs.readWholeFile(file.handle)
+        // In the newest log segment, everything from the first damaged byte on is a torn tail
+        // (StoreDirectory.tornTailStart): a pre-scan finds where it starts.
+        var tailStart = Int.max
+        if isLast {
+            let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
+            tailStart = StoreDirectory.tornTailStart(of: pre) ?? .max
+        }
+        var local = index
+        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
+        let id = file.id
+        var found: [FoundPin] = []
+        var kept: [Int: UInt64] = [:]   // offset: sequence, of the records indexed (for `listed`)
+        let summary = try bytes.withBytes { raw throws(CaskError) in
+            try SegmentScanner.scan(raw, file: file.path) { h, offset in
+                guard offset < tailStart else { return }
+                if listed != nil { kept[offset] = h.sequence }
+                let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
+                if h.isPin {
+                    found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
+                        segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
+                    return
+                }
+                let entry = IndexEntry(
+                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
+                    originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
+                    expiry: h.expiry, accessTime: h.writeTime,
+                    flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
+                Self.apply(entry, key: key, to: &local)
+            }
+        }
+        index = local
+        pins += found
+        maximumSequence = max(maximumSequence, summary.maximumSequence)
+        if let h = segment.header {
+            maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
+        }
+
+        if isLast && summary.recordCount == 0 && segment.header == nil {
+            // Created but never completed (a crash before its header was durable): nothing in it
+            // was ever acknowledged.
+            if readOnly { return nil }
+            try fs.remove(file.path)
+            try fs.syncDirectory(directory)
+            return nil
+        }
+        var size = Int64(bytes.count)
+        if summary.headerDamaged {
+            stats.damagedRanges += 1
+            logger.error("segment header of \(file.path) is damaged; its records were scanned")
+        }
+        if tailStart != .max {
+            try cutTornTail(file, at: tailStart, of: bytes.count)
+            size = Int64(tailStart)
+        }
+        if let listed {
+            // The hint says exactly what was lost: no salvage bound for this segment.
+            noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nil, raisesBound: false)
+            lostRecords += listed.filter { kept[$0.key] != $0.value.sequence }.map(\.value)
+        } else {
+            noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
+        }
+        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
+            hintsToWrite.append(id)
+        }
+        return size
+    }
+
+    /// Step 6: truncates a torn tail (records that were being written when the process or
+    /// machine stopped) and syncs the cut.
+    mutating func cutTornTail(_ file: SegmentFile, at start: Int, of size: Int) throws(CaskError) {
+        stats.tornTailBytes += size - start
+        guard !readOnly else {
+            // A reader ignores the tail (a live writer may be appending to it right now).
+            logger.debug("ignoring \(size - start) bytes after offset \(start) of \(file.path) (read-only)")
+            return
+        }
+        let handle = try fs.open(file.path, mode: .appendOrCreate)
+        defer { fs.close(handle) }
+        try fs.truncate(handle, to: Int64(start))
+        try fs.sync(handle)
+        logger.notice("cut a torn tail of \(size - start) bytes from \(file.path)")
+    }
+
+    /// Step 7: counts and logs damaged ranges, and raises the salvage bound to the first
+    /// sequence number each range might have held.
+    mutating func noteDamage(_ damage: [SegmentScanner.Damage], in segment: Loaded, nextLogMinimum: UInt64?, raisesBound: Bool = true) {
+        for range in damage {
+            stats.damagedRanges += 1
+            stats.corruptRecords += 1
+            logger.error("damaged bytes \(range.start)..<\(range.end) in \(segment.file.path): \(range.reason)")
+            guard raisesBound else { continue }
+            let bound: UInt64
+            if let next = range.nextSequence {
+                bound = next
+            } else if let h = segment.header, h.kind == .compacted, h.sequenceLimit > 0 {
+                bound = h.sequenceLimit
+            } else if let next = nextLogMinimum {
+                bound = next
+            } else {
+                bound = .max
+            }
+            salvageBound = max(salvageBound, bound)
+        }
+    }
+
+    /// Keeps the record with the higher sequence number, whatever file it came from.
+    @inline(__always)
+    static func apply(_ entry: IndexEntry, key: UnsafeRawBufferPointer, to index: inout KeyIndex) {
+        // One hash in the common case (a key not seen yet, or a newer record of it).
+        if let previous = index.updateValue(entry, forKey: key), previous.sequence >= entry.sequence {
+            index.updateValue(previous, forKey: key)
+        }
+    }
+}
