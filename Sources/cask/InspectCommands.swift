@@ -133,7 +133,7 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Flag(help: "Repair first: cut a torn tail, rebuild bad hint files, apply the salvage rule (never deletes a good record).") var repair = false
+    @Flag(help: "Repair first: cut a torn tail, rebuild bad hint files, apply the salvage rule, and rewrite damaged segments without their damaged bytes (never deletes a good record).") var repair = false
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
@@ -142,10 +142,14 @@ struct Verify: ParsableCommand {
         }
         if repair {
             // Opening the store performs exactly the recovery of format-spec.md; closing writes hints.
+            // Compaction then rewrites the segments that hold garbage, damaged bytes included.
             let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
             let stats = store.statistics
-            try withStoreErrors { try store.close() }
-            print("repair: cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery) keys dropped by the salvage rule")
+            let report = try withStoreErrors { () throws -> CompactionReport in
+                defer { try? store.close() }
+                return stats.damagedRanges > 0 ? try store.compact() : CompactionReport()
+            }
+            print("repair: cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery) keys dropped, \(report.segmentsCompacted) segments rewritten")
         }
         let progress = Progress("verify")
         let report = try withStoreErrors {
