@@ -71,8 +71,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "value is \(size) bytes; the maximum is \(maximum) (see StoreOptions.maximumValueSize)"
         case let .io(operation, path, code):
             let text = String(cString: strerror(code))
-            let hint = (code == ENOSPC || code == EFBIG) ? " (free disk space or lower the byte limit)" : ""
-            return "\(operation) failed on \(path): \(text) (errno \(code))\(hint)"
+            return "\(operation) failed on \(path): \(text) (errno \(code))\(Self.advice(forErrno: code))"
         case let .corruption(file, offset, reason):
             return "corruption in \(file) at offset \(offset): \(reason); run `cask verify`"
         case .closed:
@@ -85,6 +84,21 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "value for key \"\(key)\" is not a \(type) (\(reason)); read it as the type it was stored as, or overwrite it (the item was kept)"
         case let .coding(key, reason):
             return "value for key \"\(key)\" could not be coded: \(reason)"
+        }
+    }
+}
+
+extension CaskError {
+    /// What to do about a failed system call, by its errno ("" when there is nothing specific).
+    static func advice(forErrno code: Int32) -> String {
+        switch code {
+        case ENOSPC, EFBIG: return "; free disk space or lower the byte limit"
+        case EACCES, EPERM: return "; check the permissions of the store folder and its files, or open it read-only (isReadOnly, or a cask read verb)"
+        case EROFS: return "; the file system is read-only: open the store read-only (isReadOnly, or a cask read verb)"
+        case ENOTDIR: return "; a part of the path is a file, not a folder: check the path"
+        case ENOENT: return "; the path does not exist: check it"
+        case EIO: return "; the device reported an I/O error: check the disk, then run cask verify"
+        default: return ""
         }
     }
 }

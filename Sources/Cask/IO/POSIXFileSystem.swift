@@ -5,11 +5,16 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
+
+/// The path each open descriptor was opened with, so that an error names the file, not a number.
+private let openPaths = Mutex<[Int32: String]>([:])
 
 /// The production file system: each method is one system call (EINTR retried here, once place).
 ///
 /// Durable sync is `fdatasync(2)` on Linux and `fcntl(F_FULLFSYNC)` on Darwin, where plain `fsync`
-/// does not reach the platter. Thread-safe: it holds no state.
+/// does not reach the platter. Thread-safe: its only state, the path of each open descriptor (for
+/// error messages), is behind a mutex touched at open and close.
 public struct POSIXFileSystem: CaskFileSystem {
     public init() {}
 
@@ -26,7 +31,9 @@ public struct POSIXFileSystem: CaskFileSystem {
         .io(operation: op, path: path, errno: errno)
     }
 
-    private func name(_ h: CaskFileHandle) -> String { "fd \(h.rawValue)" }
+    private func name(_ h: CaskFileHandle) -> String {
+        openPaths.withLock { $0[h.rawValue] } ?? "descriptor \(h.rawValue)"
+    }
 
     public func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
         let flags: Int32
@@ -37,10 +44,12 @@ public struct POSIXFileSystem: CaskFileSystem {
         }
         let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o644) }
         if fd < 0 { throw failure("open", path) }
+        openPaths.withLock { $0[fd] = path }
         return CaskFileHandle(rawValue: fd)
     }
 
     public func close(_ handle: CaskFileHandle) {
+        openPaths.withLock { _ = $0.removeValue(forKey: handle.rawValue) }
         _ = sys_close(handle.rawValue)
     }
 
