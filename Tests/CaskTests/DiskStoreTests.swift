@@ -156,3 +156,59 @@ import Testing
         #expect(store.statistics.segmentCount <= 3)
     }
 }
+
+/// Open continues a cleanly closed newest segment (issue 14): an app that opens its store, writes
+/// a little and closes it at every launch grows one segment, not a segment and a hint per launch.
+@Suite struct ReopenGrowthTests {
+    /// 1,000 cycles here (about 10 s: every close syncs and writes a hint); 10,000 in the long
+    /// tier (`CASK_LONG_TESTS=1`, about 100 s).
+    @Test func manyOpenPutCloseCyclesLeaveABoundedNumberOfFiles() throws {
+        let cycles = longTier ? 10_000 : 1_000
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.durability = .none
+        o.compaction.isAutomatic = false
+        o.logger.logLevel = .critical
+        let started = Date()
+        for i in 0..<cycles {
+            let store = try DiskStore(directory: dir.path, options: o)
+            try store.setValue(Data("value \(i)".utf8), forKey: "key-\(i % 500)")
+            try store.close()
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        print("\(cycles) open-put-close cycles: \(files.count) files (\(files.joined(separator: ", "))) in \(String(format: "%.1f", seconds)) s")
+        #expect(files.count <= 3, "\(files)")
+        let store = try DiskStore(directory: dir.path, options: o)
+        defer { try? store.close() }
+        #expect(store.count == 500)
+        #expect(store.statistics.segmentsScanned == 0)
+        for k in 0..<500 { #expect(try store.value(forKey: "key-\(k)") == Data("value \(cycles - 500 + k)".utf8)) }
+    }
+
+    @Test func aSegmentClosedWithATornTailIsNotContinued() throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.compaction.isAutomatic = false
+        o.logger.logLevel = .critical
+        do {
+            let store = try DiskStore(directory: dir.path, options: o)
+            try store.setValue(Data("a".utf8), forKey: "a")
+            try store.close()
+        }
+        // The hint no longer matches the segment: it is scanned, its tail cut, and not continued.
+        let segment = try segmentPaths(dir.path).last!
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: segment))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: 13))
+        try handle.close()
+        let store = try DiskStore(directory: dir.path, options: o)
+        try store.setValue(Data("b".utf8), forKey: "b")
+        #expect(store.statistics.tornTailBytes == 13)
+        #expect(store.segmentInfo().count == 2)
+        try store.close()
+        let reopened = try DiskStore(directory: dir.path, options: o)
+        defer { try? reopened.close() }
+        #expect(try reopened.value(forKey: "a") == Data("a".utf8) && (try reopened.value(forKey: "b")) == Data("b".utf8))
+    }
+}

@@ -47,6 +47,11 @@ import CaskFormat
         // Add a later segment so that the victim's segment is sealed, not the torn-tail candidate.
         let locations = try makeTenRecordStore(base.path)
         do {
+            // Without its hint the cleanly closed segment is scanned, not continued: the next
+            // write starts a new segment (and the open writes the first one's hint again).
+            for hint in try FileManager.default.contentsOfDirectory(atPath: base.path) where hint.hasSuffix(".hint") {
+                try FileManager.default.removeItem(atPath: base.file(hint))
+            }
             let store = try DiskStore(directory: base.path, options: options())
             try store.setValue(Data("later".utf8), forKey: "later")
             try store.close()

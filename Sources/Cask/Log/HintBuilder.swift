@@ -8,6 +8,25 @@ struct HintBuilder: Sendable {
     /// Offsets of each entry's record, for ``removeRecords(from:)``.
     private var recordOffsets: [UInt32] = []
 
+    init() {}
+
+    /// The entries of an existing hint file (nil when it fails any check): for a writer that
+    /// continues the segment it describes.
+    init?(hintFile bytes: [UInt8], segmentID: UInt32, segmentSize: Int64) {
+        var body: [UInt8] = []
+        var offsets: [UInt32] = []
+        let failure = bytes.withUnsafeBytes { raw in
+            HintFile.parse(raw, segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize)) { e, key in
+                HintFile.appendEntry(e, key: key, to: &body)
+                offsets.append(UInt32(e.offset))
+            }
+        }
+        guard failure == nil else { return nil }
+        self.body = body
+        self.count = offsets.count
+        self.recordOffsets = offsets
+    }
+
     mutating func add(_ header: RecordHeader, offset: Int, key: UnsafeRawBufferPointer, accessTime: Int64? = nil) {
         HintFile.appendEntry(HintEntry(
             sequence: header.sequence, offset: UInt64(offset), writeTime: header.writeTime, expiry: header.expiry,

@@ -24,14 +24,16 @@ struct SegmentWriter: Sendable {
     private let buffer: WriteBuffer
     private let bufferCapacity: Int
 
-    /// A writer for `file`, whose first `size` bytes are already durable.
-    init(file: SegmentFile, size: Int64, bufferCapacity: Int) {
+    /// A writer for `file`, whose first `size` bytes are already durable and hold the records
+    /// `hints` lists.
+    init(file: SegmentFile, size: Int64, bufferCapacity: Int, hints: HintBuilder = HintBuilder()) {
         self.file = file
         self.size = size
         self.flushedSize = size
         self.syncedSize = size
         self.bufferCapacity = bufferCapacity
         self.buffer = WriteBuffer(capacity: bufferCapacity)
+        self.hints = hints
     }
 
     /// Creates the segment file for `header` in `directory`, durable with its directory entry

@@ -19,6 +19,8 @@ struct StoreLoader {
         var file: SegmentFile
         var header: SegmentHeader?
         var size: Int64
+        /// The format version in the header (0 when the header is damaged).
+        var version: UInt32 = 0
     }
 
     /// A pin record found while loading; applied once the index is built (recovery step 4).
@@ -34,6 +36,8 @@ struct StoreLoader {
     var stats = StoreStatistics()
     var maximumSequence: UInt64 = 0
     var hintsToWrite: [UInt32] = []
+    /// Segments loaded from a valid hint file (closed cleanly: no torn tail, hint complete).
+    var loadedFromHints: Set<UInt32> = []
     /// Records that an intact hint file lists but its damaged or cut segment no longer holds.
     var lostRecords: [LostRecord] = []
 
@@ -96,7 +100,8 @@ struct StoreLoader {
             case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
             case .damaged: header = nil
             }
-            loaded.append(Loaded(file: file, header: header, size: size))
+            let version = header == nil ? 0 : head.withUnsafeBytes { $0.u32(8) }
+            loaded.append(Loaded(file: file, header: header, size: size, version: version))
         }
         return loaded
     }
@@ -124,6 +129,7 @@ struct StoreLoader {
             if hinted.contains(id), let header = segment.header, try loadHint(segment.file, size: segment.size) {
                 maximumSequence = max(maximumSequence, header.minimumSequence)
                 stats.segmentsLoadedFromHints += 1
+                loadedFromHints.insert(id)
                 kept.append(segment)
                 continue
             }
@@ -212,12 +218,18 @@ struct StoreLoader {
         guard maximumSequence < UInt64.max >> 1 else {
             throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence); no sequence numbers are left for new writes")
         }
-        let maxID = listing.segmentIDs.last ?? 0
-        let header = SegmentHeader(
-            id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
-        let writer = try SegmentWriter.start(header, in: directory, options: options)
+        let continued = try continueNewest(of: kept, listing: listing)
+        let writer: SegmentWriter
+        if let continued {
+            writer = continued
+        } else {
+            let maxID = listing.segmentIDs.last ?? 0
+            let header = SegmentHeader(
+                id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
+            writer = try SegmentWriter.start(header, in: directory, options: options)
+        }
         var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
-        for segment in kept {
+        for segment in kept where segment.file.id != continued?.id {
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted)
@@ -228,10 +240,42 @@ struct StoreLoader {
                 fs.close(h)
             }
         }
+        if let continued, let newest = kept.last {
+            state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
+        }
         state.index = index
         state.stats = stats
         Self.accountLiveBytes(in: &state)
         return state
+    }
+
+    /// Open continues the newest segment when it was closed cleanly (loaded from a valid hint, so
+    /// it holds no torn tail and its hint lists every record), is a log segment of this format
+    /// version and has room: an app that opens, writes a little and closes again (a command-line
+    /// tool, an extension) then grows one segment instead of a segment and a hint per launch
+    /// (format-spec.md, "Writing protocol", "Open"). Its hint file is deleted, durably, before
+    /// anything is appended (it would no longer describe the segment); the writer starts with
+    /// the hint's entries, so the hint written at seal or close is complete again.
+    private func continueNewest(of kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> SegmentWriter? {
+        guard let newest = kept.last, newest.file.id == listing.segmentIDs.last,
+              let header = newest.header, header.kind == .log, newest.version == Format.version,
+              loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
+              let hints = readHintBuilder(of: newest) else { return nil }
+        let path = newest.file.path
+        let handle = try fs.open(path, mode: .appendOrCreate)
+        let file = SegmentFile(id: newest.file.id, path: path, handle: handle, fileSystem: fs, mapLength: options.segmentSize)
+        try fs.remove(FileNames.join(directory, FileNames.hint(newest.file.id)))
+        try fs.syncDirectory(directory)
+        return SegmentWriter(file: file, size: newest.size, bufferCapacity: options.writeBufferSize, hints: hints)
+    }
+
+    /// The hint entries of a segment, as a builder for the writer that continues it.
+    private func readHintBuilder(of segment: Loaded) -> HintBuilder? {
+        let path = FileNames.join(directory, FileNames.hint(segment.file.id))
+        guard let handle = try? fs.open(path, mode: .read) else { return nil }
+        defer { fs.close(handle) }
+        guard let bytes = try? fs.readWholeFile(handle) else { return nil }
+        return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
     }
 
     /// Read-only: the state over the kept segments, whose writer stands for the newest one (it
