@@ -158,6 +158,7 @@ struct Verify: ParsableCommand {
         }
         for p in report.problems { print("DAMAGED \(p)") }
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
+        for file in report.leftovers { print("leftover (removed at the next open): \(file)") }
         print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems")")
         if !report.isClean { throw Exit.no }
     }

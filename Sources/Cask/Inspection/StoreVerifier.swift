@@ -21,6 +21,9 @@ public struct StoreVerifier: Sendable {
         public var problems: [Problem] = []
         /// A damaged tail of the newest log segment: a torn write that the next open will cut.
         public var tornTail: Problem?
+        /// Files the next open removes, which are not damage: hint files whose segment is gone
+        /// (a compaction's output hint, momentarily, on a live store) and unfinished `*.tmp` files.
+        public var leftovers: [String] = []
         public var isClean: Bool { problems.isEmpty }
     }
 
@@ -133,8 +136,6 @@ public struct StoreVerifier: Sendable {
                 report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))
             }
         }
-        for id in listing.orphanHintIDs {
-            report.problems.append(Problem(file: listing.hintPath(id), offset: 0, message: "hint file without a segment"))
-        }
+        report.leftovers = listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
     }
 }
