@@ -16,7 +16,7 @@ struct CaskCommand: ParsableCommand {
             """,
         version: "cask 0.1.0 (format version 2)",
         subcommands: [
-            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self,
+            Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Backup.self,
         ]
     )
 }

@@ -63,11 +63,17 @@ public protocol CaskFileSystem: Sendable {
     func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer?
     /// Unmaps a region returned by ``mapReadOnly(_:length:)``.
     func unmap(_ region: UnsafeRawBufferPointer)
+    /// Makes `destination` a second name of the file `source` (a hard link), for backups. The
+    /// default implementation throws `ENOTSUP` (errno 95): callers then copy the bytes instead.
+    func link(_ source: String, to destination: String) throws(CaskError)
 }
 
 extension CaskFileSystem {
     public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
     public func unmap(_ region: UnsafeRawBufferPointer) {}
+    public func link(_ source: String, to destination: String) throws(CaskError) {
+        throw .io(operation: "link", path: destination, errno: 95)
+    }
 }
 
 extension CaskFileSystem {

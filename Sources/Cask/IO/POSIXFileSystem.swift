@@ -101,6 +101,10 @@ public struct POSIXFileSystem: CaskFileSystem {
         if sys_rename(source, destination) != 0 { throw failure("rename", source) }
     }
 
+    public func link(_ source: String, to destination: String) throws(CaskError) {
+        if retrying({ sys_link(source, destination) }) != 0 { throw failure("link", destination) }
+    }
+
     public func remove(_ path: String) throws(CaskError) {
         if unlink(path) != 0 && errno != ENOENT { throw failure("unlink", path) }
     }
@@ -160,14 +164,17 @@ public struct POSIXFileSystem: CaskFileSystem {
 @inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
 @inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Glibc.write(fd, b, n) }
 @inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
+@inline(__always) private func sys_link(_ a: String, _ b: String) -> Int32 { Glibc.link(a, b) }
 #elseif canImport(Musl)
 @inline(__always) private func sys_open(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Musl.open(p, f, m) }
 @inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Musl.close(fd) }
 @inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Musl.write(fd, b, n) }
 @inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Musl.rename(a, b) }
+@inline(__always) private func sys_link(_ a: String, _ b: String) -> Int32 { Musl.link(a, b) }
 #elseif canImport(Darwin)
 @inline(__always) private func sys_open(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Darwin.open(p, f, m) }
 @inline(__always) private func sys_close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
 @inline(__always) private func sys_write(_ fd: Int32, _ b: UnsafeRawPointer?, _ n: Int) -> Int { Darwin.write(fd, b, n) }
 @inline(__always) private func sys_rename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
+@inline(__always) private func sys_link(_ a: String, _ b: String) -> Int32 { Darwin.link(a, b) }
 #endif
