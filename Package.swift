@@ -58,7 +58,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting"]),
+        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting", "CaskToolSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

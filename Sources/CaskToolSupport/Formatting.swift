@@ -2,23 +2,35 @@ import Foundation
 
 /// Human-readable sizes and durations for tables; JSON output keeps raw numbers.
 package enum Formatting {
+    /// `512 B`, `1.5 KiB`, `64.0 MiB` (one decimal, binary units). Allocation-light: `ls` calls
+    /// it twice per item.
     package static func bytes(_ n: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(n)
         var unit = 0
         while abs(value) >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
-        return unit == 0 ? "\(n) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(n) B" : "\(decimal(value, places: 1)) \(units[unit])"
+    }
+
+    /// `value` rounded to `places` decimals (0 ... 3), without Foundation's formatter.
+    package static func decimal(_ value: Double, places: Int) -> String {
+        let scale = [1, 10, 100, 1000][min(max(places, 0), 3)]
+        let scaled = Int64((abs(value) * Double(scale)).rounded())
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard scale > 1 else { return sign + String(scaled) }
+        let fraction = String(scaled % Int64(scale))
+        return sign + String(scaled / Int64(scale)) + "." + String(repeating: "0", count: places - fraction.count) + fraction
     }
 
     package static func bytes(_ n: Int) -> String { bytes(Int64(n)) }
 
     package static func duration(_ seconds: Double) -> String {
         let s = abs(seconds)
-        if s < 1 { return String(format: "%.0fms", s * 1000) }
-        if s < 120 { return String(format: "%.0fs", s) }
-        if s < 7200 { return String(format: "%.0fm", s / 60) }
-        if s < 172_800 { return String(format: "%.0fh", s / 3600) }
-        return String(format: "%.0fd", s / 86400)
+        if s < 1 { return decimal(s * 1000, places: 0) + "ms" }
+        if s < 120 { return decimal(s, places: 0) + "s" }
+        if s < 7200 { return decimal(s / 60, places: 0) + "m" }
+        if s < 172_800 { return decimal(s / 3600, places: 0) + "h" }
+        return decimal(s / 86400, places: 0) + "d"
     }
 
     package static func rate(_ count: Double, per seconds: Double) -> String {

@@ -4,65 +4,118 @@ import CaskToolSupport
 import Foundation
 
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List items: key, sizes, compression, age, last access, TTL left, pinned.")
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List items: sizes, compression, age, last access, TTL left, pinned, key.",
+        discussion: "In key order (the default) items stream out one at a time: memory stays near the store's index. Other orders sort every item first.")
 
     enum Sort: String, ExpressibleByArgument, CaseIterable { case key, size, age, access }
 
     @Argument(help: "The store directory.") var directory: String
-    @Option(help: "Sort by key (ascending), size (largest first), age (oldest first) or access (least recent first).") var sort: Sort = .key
+    @Option(help: "Sort by key (ascending, by UTF-8 bytes), size (largest first), age (oldest first) or access (least recent first).") var sort: Sort = .key
     @Option(help: "Only keys starting with this prefix.") var prefix: String?
     @Option(help: "At most this many items.") var limit: Int?
-    @Flag(help: "JSON output with raw numbers (bytes, milliseconds since the epoch).") var json = false
+    @Flag(help: "JSON output with raw numbers (bytes, milliseconds since the epoch), one item per line.") var json = false
 
-    struct Item: Encodable {
-        var key: String
-        /// The key's UTF-8 bytes in hex, for keys with control characters (nil otherwise).
-        var keyHex: String?
-        var size: Int
-        var storedSize: Int
-        var compressed: Bool
-        var writeTime: Int64
-        var accessTime: Int64
-        var expiryTime: Int64?
-        var pinned: Bool
+    func validate() throws {
+        if let limit { try ArgumentValues.count(limit, option: "--limit") }
     }
 
     func run() throws {
         let store = try openStore(directory, for: .read)
-        var items = store.allMetadata()
-        try withStoreErrors { try store.close() }
-        if let prefix { items = items.filter { $0.key.hasPrefix(prefix) } }
+        defer { try? store.close() }
+        let printer = ItemPrinter(json: json)
+        printer.begin()
+        var shown = 0
+        let accept = { (m: ItemMetadata) -> Bool in
+            guard prefix.map({ m.key.utf8.starts(with: $0.utf8) }) ?? true else { return true }
+            guard shown < (limit ?? .max) else { return false }
+            printer.item(m)
+            shown += 1
+            return true
+        }
+        if sort == .key {
+            store.forEachItemInKeyOrder(accept)
+        } else {
+            for m in sorted(store.allMetadata()) where !accept(m) { break }
+        }
+        printer.end()
+    }
+
+    private func sorted(_ items: [ItemMetadata]) -> [ItemMetadata] {
         switch sort {
-        case .key: items.sort { $0.key < $1.key }
-        case .size: items.sort { ($0.size, $1.key) > ($1.size, $0.key) }
-        case .age: items.sort { ($0.writeDate, $0.key) < ($1.writeDate, $1.key) }
-        case .access: items.sort { ($0.accessDate, $0.key) < ($1.accessDate, $1.key) }
+        case .key: return items
+        case .size: return items.sorted { ($0.size, $1.key) > ($1.size, $0.key) }
+        case .age: return items.sorted { ($0.writeDate, $0.key) < ($1.writeDate, $1.key) }
+        case .access: return items.sorted { ($0.accessDate, $0.key) < ($1.accessDate, $1.key) }
         }
-        if let limit { items = Array(items.prefix(max(0, limit))) }
-        if json {
-            let out = items.map {
-                Item(key: $0.key, keyHex: ArgumentValues.needsEscaping($0.key) ? ArgumentValues.hex($0.key) : nil, size: $0.size, storedSize: $0.storedSize, compressed: $0.isCompressed,
-                     writeTime: $0.writeDate.millisecondsSinceEpoch, accessTime: $0.accessDate.millisecondsSinceEpoch,
-                     expiryTime: $0.expirationDate?.millisecondsSinceEpoch, pinned: $0.isPinned)
-            }
-            print(Formatting.json(out))
-            return
-        }
-        let now = Date()
-        let rows = items.map { m -> [String] in
-            [ArgumentValues.escaped(m.key), Formatting.bytes(m.size), Formatting.bytes(m.storedSize),
-             m.size > 0 ? String(format: "%.2f", Double(m.size) / Double(max(1, m.storedSize))) : "-",
-             Formatting.duration(now.timeIntervalSince(m.writeDate)),
-             Formatting.duration(now.timeIntervalSince(m.accessDate)) + " ago",
-             m.timeToLive(at: now).map(Formatting.duration) ?? "-",
-             m.isPinned ? "yes" : ""]
-        }
-        print(Formatting.table(["KEY", "SIZE", "STORED", "RATIO", "AGE", "ACCESSED", "TTL", "PINNED"], rows))
     }
 }
 
-extension Date {
-    var millisecondsSinceEpoch: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+/// Writes `ls` output one item at a time: a table with fixed-width columns and the key last
+/// (escaped: control characters never break a line), or JSON with one object per line.
+final class ItemPrinter {
+    let json: Bool
+    private var first = true
+    private let now = Date()
+
+    init(json: Bool) { self.json = json }
+
+    func begin() {
+        if json { print("[") } else { print("     SIZE    STORED  RATIO     AGE    ACCESSED      TTL  PIN  KEY") }
+    }
+
+    func item(_ m: ItemMetadata) {
+        if json {
+            print((first ? "" : ",") + Self.json(m))
+        } else {
+            let ratio = m.size > 0 ? Formatting.decimal(Double(m.size) / Double(max(1, m.storedSize)), places: 2) : "-"
+            let cells = [Formatting.bytes(m.size).leftAligned(9), Formatting.bytes(m.storedSize).leftAligned(9), ratio.leftAligned(6),
+                         Formatting.duration(now.timeIntervalSince(m.writeDate)).leftAligned(7),
+                         (Formatting.duration(now.timeIntervalSince(m.accessDate)) + " ago").leftAligned(11),
+                         (m.timeToLive(at: now).map(Formatting.duration) ?? "-").leftAligned(8), (m.isPinned ? "yes" : "").leftAligned(4)]
+            print(cells.joined(separator: " ") + "  " + ArgumentValues.escaped(m.key))
+        }
+        first = false
+    }
+
+    func end() {
+        if json { print("]") }
+    }
+
+    /// One item as a JSON object (keys sorted; `keyHex` only for keys with control characters).
+    static func json(_ m: ItemMetadata) -> String {
+        var fields = ["\"accessTime\":\(m.accessDate.millisecondsSinceEpoch)", "\"compressed\":\(m.isCompressed)"]
+        if let e = m.expirationDate { fields.append("\"expiryTime\":\(e.millisecondsSinceEpoch)") }
+        fields.append("\"key\":" + jsonString(m.key))
+        if ArgumentValues.needsEscaping(m.key) { fields.append("\"keyHex\":\"\(ArgumentValues.hex(m.key))\"") }
+        fields += ["\"pinned\":\(m.isPinned)", "\"size\":\(m.size)", "\"storedSize\":\(m.storedSize)",
+                   "\"writeTime\":\(m.writeDate.millisecondsSinceEpoch)"]
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension String {
+    /// Right-aligned in a field of `width` characters (for numbers in table columns).
+    func leftAligned(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }
 
 struct Stats: ParsableCommand {
@@ -194,4 +247,9 @@ struct Dump: ParsableCommand {
         }))
         for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
     }
+}
+
+extension Date {
+    /// Whole milliseconds since 1970 (as the store records times).
+    var millisecondsSinceEpoch: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 }

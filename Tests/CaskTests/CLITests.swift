@@ -13,7 +13,7 @@ import Testing
         let (missing, _, err) = try runCask(["get", dir.path, "nope"])
         #expect(missing == 1 && err.contains("no value for key nope"))
         let (lsStatus, ls, _) = try runCask(["ls", dir.path, "--json", "--sort", "key"])
-        #expect(lsStatus == 0 && ls.contains("\"key\" : \"greeting\"") && ls.contains("\"pinned\" : true"))
+        #expect(lsStatus == 0 && ls.contains("\"key\":\"greeting\"") && ls.contains("\"pinned\":true"))
         let (table, text, _) = try runCask(["ls", dir.path, "--prefix", "gr"])
         #expect(table == 0 && text.contains("greeting") && !text.contains("temp"))
         let (statsStatus, stats, _) = try runCask(["stats", dir.path, "--json"])

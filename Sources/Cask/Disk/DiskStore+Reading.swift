@@ -186,6 +186,21 @@ extension DiskStore {
         }
     }
 
+    /// Calls `body` with the metadata of every live item, in ascending order of the keys' UTF-8
+    /// bytes, one at a time: nothing is built for all items but their order (4 bytes each), so
+    /// listing a large store costs little memory beyond the index. The items are those of the
+    /// moment of the call; the store may change meanwhile (the store's lock is not held while
+    /// `body` runs). Not an access. Stops early when `body` returns false.
+    public func forEachItemInKeyOrder(_ body: (ItemMetadata) throws -> Bool) rethrows {
+        let now = options.clock.milliseconds()
+        let (index, age) = state.withLock { s in (s.isClosed ? KeyIndex() : s.index, s.ageLimitMilliseconds) }
+        let order = index.entryNumbersSortedByKey { StoreState.goneCause($0, now: now, ageLimit: age) == nil }
+        for n in order {
+            let entry = index.entries[Int(n)]
+            guard try body(Self.metadata(index.key(of: entry), entry)) else { return }
+        }
+    }
+
     /// The number of items in the index (expired items not yet noticed included). O(1).
     public var count: Int { state.withLock { $0.index.count } }
 

@@ -218,6 +218,26 @@ struct KeyIndex: Sendable {
         }
     }
 
+    /// The numbers of the entries (positions in ``entries``) that `include` accepts, in
+    /// ascending order of their keys' bytes (`memcmp`, then length): 4 bytes per entry, no key
+    /// copied.
+    func entryNumbersSortedByKey(where include: (IndexEntry) -> Bool) -> [Int32] {
+        var order: [Int32] = []
+        order.reserveCapacity(entries.count)
+        for (n, e) in entries.enumerated() where include(e) { order.append(Int32(n)) }
+        keys.withUnsafeBytes { arena in
+            entries.withUnsafeBufferPointer { entries in
+                order.sort { a, b in
+                    let x = entries[Int(a)], y = entries[Int(b)]
+                    let common = min(Int(x.keyLength), Int(y.keyLength))
+                    let c = common == 0 ? 0 : memcmp(arena.baseAddress! + Int(x.keyOffset), arena.baseAddress! + Int(y.keyOffset), common)
+                    return c != 0 ? c < 0 : x.keyLength < y.keyLength
+                }
+            }
+        }
+        return order
+    }
+
     /// Every key with its entry (allocates a String per key: for tools and tests).
     var all: [(key: String, entry: IndexEntry)] {
         entries.map { (key(of: $0), $0) }

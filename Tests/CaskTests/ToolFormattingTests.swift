@@ -1,0 +1,40 @@
+import CaskToolSupport
+import Testing
+
+/// The tools' number formatting and option parsing (Sources/CaskToolSupport).
+@Suite struct ToolFormattingTests {
+    @Test func decimalsRoundAndPad() {
+        #expect(Formatting.decimal(1.005, places: 2) == "1.00" || Formatting.decimal(1.005, places: 2) == "1.01")
+        #expect(Formatting.decimal(2, places: 2) == "2.00")
+        #expect(Formatting.decimal(0.05, places: 1) == "0.1")
+        #expect(Formatting.decimal(-1.25, places: 1) == "-1.3" || Formatting.decimal(-1.25, places: 1) == "-1.2")
+        #expect(Formatting.decimal(-0.01, places: 1) == "0.0")
+        #expect(Formatting.decimal(1234.5678, places: 3) == "1234.568")
+        #expect(Formatting.decimal(7.6, places: 0) == "8")
+    }
+
+    @Test func sizesAndDurations() {
+        #expect(Formatting.bytes(100) == "100 B")
+        #expect(Formatting.bytes(1536) == "1.5 KiB")
+        #expect(Formatting.bytes(64 << 20) == "64.0 MiB")
+        #expect(Formatting.duration(0.25) == "250ms")
+        #expect(Formatting.duration(90) == "90s")
+        #expect(Formatting.duration(600) == "10m")
+        #expect(Formatting.duration(3 * 86_400) == "3d")
+    }
+
+    @Test func optionValuesWithUnits() throws {
+        #expect(try ArgumentValues.milliseconds("90s", option: "--ttl") == 90_000)
+        #expect(try ArgumentValues.milliseconds("1500ms", option: "--ttl") == 1_500)
+        #expect(try ArgumentValues.milliseconds("2", option: "--ttl") == 2_000)
+        #expect(try ArgumentValues.milliseconds("7d", option: "--ttl") == 604_800_000)
+        #expect(try ArgumentValues.bytes("512KiB", option: "--size") == 524_288)
+        #expect(try ArgumentValues.bytes("2G", option: "--size") == 2 << 30)
+        #expect(try ArgumentValues.bytes("2GB", option: "--size") == 2_000_000_000)
+        #expect(try ArgumentValues.bytes("4096", option: "--size") == 4096)
+        for bad in ["", "-1s", "nan", "infs", "1e300"] { #expect(throws: (any Error).self) { try ArgumentValues.milliseconds(bad, option: "--ttl") } }
+        for bad in ["-1", "1e30G", "x", "NaN"] { #expect(throws: (any Error).self) { try ArgumentValues.bytes(bad, option: "--size") } }
+        #expect(ArgumentValues.escaped("a\nb\u{1b}\\") == "a\\nb\\x1b\\\\")
+        #expect(ArgumentValues.hex("key") == "6b6579")
+    }
+}
