@@ -7,7 +7,7 @@ import Cask
 import CaskTesting
 import Foundation
 
-// README.md, line 37
+// README.md, line 38
 func example_README_1() async throws {
     struct User: Codable, Sendable {
         var id: Int
