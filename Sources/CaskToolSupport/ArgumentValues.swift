@@ -91,6 +91,7 @@ package enum ArgumentValues {
     /// `text` with control characters and backslashes escaped (`\n`, `\t`, `\x1b`, `\\`), for
     /// one-line table cells.
     package static func escaped(_ text: String) -> String {
+        guard needsEscaping(text) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -109,8 +110,18 @@ package enum ArgumentValues {
         return out
     }
 
-    /// Whether `text` holds a character that ``escaped(_:)`` would change.
-    package static func needsEscaping(_ text: String) -> Bool { escaped(text) != text }
+    /// Whether `text` holds a character that ``escaped(_:)`` would change: a C0 or C1 control
+    /// character, DEL or a backslash (one pass over the UTF-8 bytes, no allocation).
+    package static func needsEscaping(_ text: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7f || byte == UInt8(ascii: "\\") || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                return true
+            }
+            previous = byte
+        }
+        return false
+    }
 
     /// The key's UTF-8 bytes in lowercase hex.
     package static func hex(_ text: String) -> String {

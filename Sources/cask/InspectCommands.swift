@@ -95,6 +95,9 @@ final class ItemPrinter {
 
     /// A JSON string literal: quotes, backslashes and control characters escaped.
     static func jsonString(_ text: String) -> String {
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

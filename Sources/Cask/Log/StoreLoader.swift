@@ -57,6 +57,7 @@ struct StoreLoader {
     /// the recovery steps of format-spec.md, "Recovery", in order.
     mutating func load() throws(CaskError) -> StoreState {
         let listing = try StoreDirectory(directory, fs: fs)
+        index = KeyIndex(capacity: expectedEntries(listing))
         try removeLeftovers(listing)
         let opened = try openSegments(listing)
         let current = try removeClearedSegments(opened)
@@ -69,6 +70,20 @@ struct StoreLoader {
         for id in hintsToWrite { state.writeHint(for: id) }
         try tombstone(dropped, in: &state)
         return state
+    }
+
+    /// The entries the hint files announce (their headers' counts): the index is sized once for
+    /// them instead of growing (and briefly holding two tables) as it fills. Only a hint.
+    private func expectedEntries(_ listing: StoreDirectory) -> Int {
+        var total = 0
+        for id in listing.hintIDs {
+            guard let handle = try? fs.open(listing.hintPath(id), mode: .read) else { continue }
+            defer { fs.close(handle) }
+            var header = [UInt8](repeating: 0, count: Format.hintHeaderSize)
+            let complete = (try? header.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }) ?? false
+            if complete { total += Int(min(header.withUnsafeBytes { $0.u64(32) }, 1 << 28)) }
+        }
+        return total
     }
 
     // MARK: Recovery steps
