@@ -30,6 +30,12 @@ struct Bench: ParsableCommand {
     @Option(help: "Operations per run.") var count = 1_000_000
     @Option(help: "Value size in bytes (half random, half repeated).") var valueSize = 100
     @Option(help: "Runs; the median is reported.") var runs = 3
+
+    func validate() throws {
+        try ArgumentValues.count(count, option: "--count", minimum: 1)
+        try ArgumentValues.count(valueSize, option: "--value-size", minimum: 1)
+        try ArgumentValues.count(runs, option: "--runs", minimum: 1)
+    }
     @Flag(help: "Disable LZ4.") var noCompression = false
 
     func key(_ i: Int) -> String {

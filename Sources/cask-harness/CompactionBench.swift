@@ -16,6 +16,13 @@ struct CompactionBench: ParsableCommand {
     @Option(help: "Bytes to write, as a multiple of the byte limit.") var volume = 10
     @Option(help: "Value size in bytes (half random, half repeated).") var valueSize = 1024
     @Option(help: "Write disk use over time to this CSV file.") var csv: String?
+
+    func validate() throws {
+        try ArgumentValues.count(limitMiB, option: "--limit-mi-b", minimum: 1)
+        try ArgumentValues.count(segmentMiB, option: "--segment-mi-b", minimum: 1)
+        try ArgumentValues.count(volume, option: "--volume", minimum: 1)
+        try ArgumentValues.count(valueSize, option: "--value-size", minimum: 1)
+    }
     @Option(help: "Key space as a multiple of what fits in the byte limit (above 0.75 forces LRU eviction).") var keySpace = 1.2
     @Flag(help: "Compress values with LZ4 (off by default, so that amplification counts raw bytes).") var compress = false
 

@@ -107,6 +107,25 @@ import Testing
         #expect(try runCask(["get", dir.path, "k"]).1 == "v")
     }
 
+    @Test func systemErrorsNameThePathAndTheFix() throws {
+        let dir = TemporaryDirectory()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir.file("afile")))
+        let (notDirectory, _, err) = try runCask(["put", dir.file("afile/store"), "k", "v"])
+        #expect(notDirectory == 3 && err.contains(dir.file("afile")) && err.contains("not a folder"), "\(err)")
+        guard canRunAsNobody, let cask = caskExecutable() else { return }
+        #expect(try runCask(["put", dir.file("store"), "k", "v"]).0 == 0)
+        let (_, denied) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) put \(dir.file("store")) k2 v; echo \" status=$?\"")
+        #expect(denied.contains("status=3") && denied.contains("Permission denied") && denied.contains(dir.file("store"))
+                && denied.contains("open it read-only"), "\(denied)")
+    }
+
+    @Test func harnessOptionsAreValidatedToo() throws {
+        for arguments in [["bench", "--count=-1"], ["bench", "--value-size=-1"], ["bench", "--runs", "0"], ["populate", "/tmp/x", "--count=-5"]] {
+            let (status, _, err) = try runHarness(arguments)
+            #expect(status == 64, "\(arguments): \(err)")
+        }
+    }
+
     @Test func versionIsPrinted() throws {
         let (status, out, _) = try runCask(["--version"])
         #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 2"), "\(out)")

@@ -141,6 +141,27 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
         try writer.close()
     }
 
+    /// The facade over a read-only disk layer: reads work, writes throw, `refresh()` sees the
+    /// writer's later syncs and memory never answers with a replaced value.
+    @Test func aReadOnlyCacheReadsRefreshesAndRefusesWrites() throws {
+        let dir = TemporaryDirectory()
+        let writer = try CaskCache(directory: dir.path)
+        try writer.setValue(["a": 1], forKey: "k")
+        try writer.sync()
+        var o = CacheOptions()
+        o.disk.isReadOnly = true
+        let reader = try CaskCache(directory: dir.path, options: o)
+        #expect(try reader.value([String: Int].self, forKey: "k") == ["a": 1])
+        #expect(try reader.value([String: Int].self, forKey: "k") == ["a": 1])   // now a memory hit
+        #expect(throws: CaskError.readOnly(path: dir.path)) { try reader.setValue(["b": 2], forKey: "k") }
+        try writer.setValue(["a": 2], forKey: "k")
+        try writer.sync()
+        try reader.refresh()
+        #expect(try reader.value([String: Int].self, forKey: "k") == ["a": 2])
+        try reader.close()
+        try writer.close()
+    }
+
     // MARK: The cask tool
 
     @Test func readVerbsWorkOnALiveStoreAndChangeNothing() throws {

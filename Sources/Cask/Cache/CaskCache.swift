@@ -222,6 +222,12 @@ public final class CaskCache: Sendable {
     /// Syncs the disk layer.
     public func sync() throws(CaskError) { try disk.sync() }
 
+    /// For a cache whose disk layer is read-only (`options.disk.isReadOnly`): reloads the disk
+    /// layer to see what the writing process has synced since (``DiskStore/refresh()``). Memory
+    /// hits stay correct: an item in memory is answered only while the disk still holds the very
+    /// record it came from. Does nothing for a cache open for writing.
+    public func refresh() throws(CaskError) { try disk.refresh() }
+
     /// Closes the disk layer; the cache cannot be used afterwards.
     public func close() throws(CaskError) {
         #if canImport(Darwin)
