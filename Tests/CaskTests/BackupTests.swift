@@ -93,6 +93,7 @@ import Testing
         let store = try DiskStore(directory: dir.file("store"), options: options())
         for i in 0..<800 { try store.setValue(Data("v\(i)".utf8), forKey: "k\(i)") }
         try store.sync()
+        store.waitForBackgroundWork()   // sealed segments' hint files are written in the background
         let before = try directoryFingerprint(dir.file("store"))
         let (status, out, err) = try runCask(["backup", dir.file("store"), dir.file("copy")])
         #expect(status == 0 && out.contains("hard-linked"), "\(out) \(err)")

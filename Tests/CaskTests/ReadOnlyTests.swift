@@ -171,6 +171,7 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
         let writer = try DiskStore(directory: dir.path, options: o)
         for i in 0..<50 { try writer.setValue(Data("v\(i)".utf8), forKey: "k\(i)") }
         try writer.sync()
+        writer.waitForBackgroundWork()
         let before = try directoryFingerprint(dir.path)
         for arguments in [["get", dir.path, "k3"], ["ls", dir.path], ["ls", dir.path, "--json"], ["stats", dir.path], ["verify", dir.path]] {
             let (status, out, err) = try runCask(arguments)
