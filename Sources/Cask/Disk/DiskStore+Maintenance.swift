@@ -81,6 +81,7 @@ extension DiskStore {
     /// Runs `body` under the lock and then does what it left (events, compaction).
     private func maintain<R>(_ body: (inout StoreState, Int64) throws(CaskError) -> R) throws(CaskError) -> R {
         let now = options.clock.milliseconds()
+        defer { armBackgroundWork() }
         let (result, deferred) = try state.withLock { s throws(CaskError) -> (R, StoreState.Deferred) in
             guard !s.isClosed else { throw .closed }
             let r = try body(&s, now)
@@ -164,6 +165,7 @@ extension DiskStore {
     @discardableResult
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
+        defer { armBackgroundWork() }
         let now = options.clock.milliseconds()
         let everyWrite = options.durability == .everyWrite
         let (changed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in

@@ -71,9 +71,15 @@ public final class DiskStore: Sendable {
         var interval = options.flushInterval
         if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
-        self.ticker = BackgroundThread(name: "cask.flush", interval: interval) { box.store?.backgroundTick() ?? false }
+        // Both threads sleep without a timer while there is nothing for them (an idle store
+        // causes no wake-ups): the flusher while nothing is unflushed (or, with interval
+        // durability, unsynced); the compactor while no item can expire or age out (sealed
+        // segments and byte pressure wake it directly).
+        self.ticker = BackgroundThread(name: "cask.flush", interval: interval,
+                                       isArmed: { box.store?.hasUnwrittenRecords ?? false }) { box.store?.backgroundTick() ?? false }
         self.compactor = options.compaction.isAutomatic
-            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval) { box.store?.backgroundCompaction() ?? false }
+            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval,
+                               isArmed: { box.store?.needsExpirySweeps ?? false }) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
         ExitFlush.register(self)
@@ -149,6 +155,7 @@ public final class DiskStore: Sendable {
                 }
             }
             try commit(ticket.ticket)
+            if timeToLive != nil { armBackgroundWork(expiring: true) }
             return ticket.sequence
         }
         let (sequence, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
@@ -164,6 +171,7 @@ public final class DiskStore: Sendable {
                 }
             }
         }
+        armBackgroundWork(expiring: timeToLive != nil)
         if !deferred.isEmpty { finish(deferred) }
         return sequence
     }
@@ -171,6 +179,7 @@ public final class DiskStore: Sendable {
     /// Does what a write left for after the lock: hint files, events, compaction (inline when
     /// disk use is past the byte limit's headroom: that is the writers' back-pressure).
     func finish(_ d: StoreState.Deferred) {
+        armBackgroundWork()
         if !d.hints.isEmpty { writeHints(d.hints) }
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.mustCompact {
@@ -241,6 +250,7 @@ public final class DiskStore: Sendable {
                 return (live, s.takeDeferred())
             }
         }
+        armBackgroundWork()
         if !deferred.isEmpty { finish(deferred) }
         return removed
     }
@@ -272,6 +282,33 @@ public final class DiskStore: Sendable {
             guard !s.isClosed else { throw .closed }
             try s.syncActive()
         }
+    }
+
+    /// How many times the flush and compaction threads have run (for tests of idle behaviour).
+    package var backgroundRuns: (flush: Int, compaction: Int) {
+        (ticker?.runs.load(ordering: .relaxed) ?? 0, compactor?.runs.load(ordering: .relaxed) ?? 0)
+    }
+
+    /// Whether records wait for the flush deadline (or, with interval durability, for a sync).
+    var hasUnwrittenRecords: Bool {
+        state.withLock { s in
+            guard !s.isClosed else { return false }
+            if case .interval = options.durability { return s.writer.size > s.writer.syncedSize }
+            return s.writer.size > s.writer.flushedSize
+        }
+    }
+
+    /// Whether the compaction thread must look periodically: some item can expire or age out.
+    var needsExpirySweeps: Bool {
+        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) }
+    }
+
+    /// A write left records in the buffer (or an expiring item): makes sure the background
+    /// threads run within their interval. One relaxed load each when they already are armed.
+    @inline(__always)
+    func armBackgroundWork(expiring: Bool = false) {
+        ticker?.arm()
+        if expiring { compactor?.arm() }
     }
 
     /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.

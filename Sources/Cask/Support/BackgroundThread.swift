@@ -1,29 +1,61 @@
 import Foundation
 import Synchronization
 
-/// A dedicated thread that runs `work` every `interval`, or sooner when woken, until `work`
-/// returns false or the thread is stopped. Used for the disk store's flush deadline and interval
-/// syncs, its background compaction, and the memory cache's age trims; blocking I/O stays off
-/// Swift's cooperative pool.
+/// A dedicated thread that runs `work` `interval` after it was armed, again and again while it
+/// stays armed, and sleeps without a timer while it is not (an idle store causes no wake-ups).
+/// Used for the disk store's flush deadline and interval syncs, its background compaction, and
+/// the memory cache's age trims; blocking I/O stays off Swift's cooperative pool.
+///
+/// Arming: `isArmed()` is asked before every sleep. A caller that makes it true calls
+/// ``arm()``, which wakes a thread sleeping without a timer (at most one semaphore signal per
+/// idle period: later calls see the flag already set). The thread clears the flag, then asks
+/// `isArmed()` once more before it sleeps for good, so an arm that races with it is never lost.
 final class BackgroundThread: Sendable {
     private let stopped = Atomic<Bool>(false)
+    private let armed = Atomic<Bool>(false)
+    /// A ``wake()`` asked for a run now.
+    private let woken = Atomic<Bool>(false)
     private let signal = DispatchSemaphore(value: 0)
+    /// Times `work` ran (for tests of idle behaviour).
+    let runs = Atomic<Int>(0)
 
-    /// Starts the thread. `work` must not capture the owner strongly (it would never be released).
-    init(name: String, interval: Duration, work: @escaping @Sendable () -> Bool) {
+    /// Starts the thread. `work` and `isArmed` must not capture the owner strongly (it would
+    /// never be released); `work` returns false to end the thread.
+    init(name: String, interval: Duration, isArmed: @escaping @Sendable () -> Bool = { true },
+         work: @escaping @Sendable () -> Bool) {
         let seconds = Double(max(1, interval.milliseconds)) / 1000
         let thread = Thread { [self] in
             while !stopped.load(ordering: .acquiring) {
-                _ = signal.wait(timeout: .now() + seconds)
-                if stopped.load(ordering: .acquiring) || !work() { break }
+                if !woken.exchange(false, ordering: .acquiringAndReleasing) {
+                    guard isArmed() else {
+                        armed.store(false, ordering: .sequentiallyConsistent)
+                        if !isArmed() && !woken.load(ordering: .acquiring) { signal.wait() }   // no timer
+                        continue   // woken: run now; armed: wait out the interval first
+                    }
+                    _ = signal.wait(timeout: .now() + seconds)
+                    if stopped.load(ordering: .acquiring) { break }
+                    woken.store(false, ordering: .releasing)   // a wake() meanwhile is served by this run
+                }
+                runs.add(1, ordering: .relaxed)
+                if !work() { break }
             }
         }
         thread.name = name
         thread.start()
     }
 
-    /// Runs `work` soon instead of at the end of the interval.
-    func wake() { signal.signal() }
+    /// Something now needs the thread (`isArmed()` became true): makes sure it runs within
+    /// `interval`. Cheap when already armed: one relaxed load.
+    @inline(__always)
+    func arm() {
+        if !armed.load(ordering: .relaxed) && !armed.exchange(true, ordering: .sequentiallyConsistent) { signal.signal() }
+    }
+
+    /// Runs `work` now, armed or not.
+    func wake() {
+        woken.store(true, ordering: .releasing)
+        signal.signal()
+    }
 
     /// Ends the thread once its current run of `work` (if any) returns.
     func stop() {

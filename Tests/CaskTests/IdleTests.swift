@@ -1,0 +1,51 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Cask
+
+/// An idle store causes no wake-ups (issue 15): the flush thread runs only while records wait
+/// for the flush deadline (or an interval sync), the compaction thread only while an item can
+/// expire or age out; and a record still reaches the OS within the deadline.
+@Suite struct IdleTests {
+    func fileBytes(_ dir: TemporaryDirectory) throws -> Int {
+        try segmentPaths(dir.path).reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+    }
+
+    @Test(arguments: [Durability.none, .interval(.milliseconds(50))])
+    func anIdleStoreSleepsAndAWriteStillMeetsTheFlushDeadline(durability: Durability) throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.durability = durability
+        o.flushInterval = .milliseconds(20)
+        let store = try DiskStore(directory: dir.path, options: o)
+        defer { try? store.close() }
+        Thread.sleep(forTimeInterval: 0.3)
+        let (flushRuns, compactionRuns) = store.backgroundRuns
+        #expect(flushRuns == 0 && compactionRuns == 0, "idle wake-ups: \(flushRuns) flush, \(compactionRuns) compaction")
+
+        let before = try fileBytes(dir)
+        try store.setValue(Data(repeating: 7, count: 100), forKey: "k")
+        var waited = 0.0
+        while try fileBytes(dir) == before && waited < 2 { Thread.sleep(forTimeInterval: 0.005); waited += 0.005 }
+        #expect(waited < 0.5, "the record reached the file after \(waited) s")
+        Thread.sleep(forTimeInterval: 0.2)
+        let settled = store.backgroundRuns.flush
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(store.backgroundRuns.flush == settled, "the flush thread kept running after the write was flushed")
+    }
+
+    @Test func theCompactionThreadRunsWhileItemsCanExpire() throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.compaction.checkInterval = .milliseconds(20)
+        let store = try DiskStore(directory: dir.path, options: o)
+        defer { try? store.close() }
+        try store.setValue(Data([1]), forKey: "plain")
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(store.backgroundRuns.compaction == 0)
+        try store.setValue(Data([2]), forKey: "soon", timeToLive: .milliseconds(30))
+        Thread.sleep(forTimeInterval: 1.3)   // sweeps for expired items run at most once a second
+        #expect(store.backgroundRuns.compaction > 0)
+        #expect(store.statistics.expirations == 1, "the expired item was swept in the background")
+    }
+}
