@@ -48,4 +48,29 @@ import Testing
         #expect(store.backgroundRuns.compaction > 0)
         #expect(store.statistics.expirations == 1, "the expired item was swept in the background")
     }
+
+    /// Dead bytes in sealed segments (removes, overwrites) arm the compaction thread: deleting
+    /// every key shrinks the files without a manual compact(), and then the store sleeps again.
+    @Test func removalsInSealedSegmentsArmTheCompactionThread() throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.segmentSize = 16 << 10
+        o.compaction.checkInterval = .milliseconds(20)
+        let store = try DiskStore(directory: dir.path, options: o)
+        defer { try? store.close() }
+        for i in 0..<2000 { try store.setValue(Data(repeating: UInt8(i & 0xff), count: 100), forKey: "k\(i)") }
+        Thread.sleep(forTimeInterval: 0.3)
+        let peak = store.fileBytes
+        let idle = store.backgroundRuns.compaction
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(store.backgroundRuns.compaction == idle, "the compaction thread ran with nothing to do")
+        for i in 0..<2000 { try store.removeValue(forKey: "k\(i)") }
+        var waited = 0.0
+        while store.fileBytes > peak / 10 && waited < 3 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
+        #expect(store.fileBytes <= peak / 10, "files \(store.fileBytes) bytes of a peak of \(peak) after \(waited) s")
+        Thread.sleep(forTimeInterval: 0.2)
+        let settled = store.backgroundRuns.compaction
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(store.backgroundRuns.compaction == settled, "the compaction thread kept running")
+    }
 }

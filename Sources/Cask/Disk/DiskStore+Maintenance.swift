@@ -67,7 +67,11 @@ extension DiskStore {
 
     /// The background thread's pass. Returns false once the store is closed.
     func backgroundCompaction() -> Bool {
-        if state.withLock({ $0.isClosed }) { return false }
+        let closed = state.withLock { s -> Bool in
+            s.sealedGarbageGrew = false
+            return s.isClosed
+        }
+        if closed { return false }
         do throws(CaskError) { _ = try compactIfNeeded() } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }

@@ -73,13 +73,13 @@ public final class DiskStore: Sendable {
         let box = WeakBox()
         // Both threads sleep without a timer while there is nothing for them (an idle store
         // causes no wake-ups): the flusher while nothing is unflushed (or, with interval
-        // durability, unsynced); the compactor while no item can expire or age out (sealed
-        // segments and byte pressure wake it directly).
+        // durability, unsynced); the compactor while no item can expire or age out and no
+        // sealed segment gained dead bytes (a sealed segment and byte pressure wake it at once).
         self.ticker = BackgroundThread(name: "cask.flush", interval: interval,
                                        isArmed: { box.store?.hasUnwrittenRecords ?? false }) { box.store?.backgroundTick() ?? false }
         self.compactor = options.compaction.isAutomatic
             ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval,
-                               isArmed: { box.store?.needsExpirySweeps ?? false }) { box.store?.backgroundCompaction() ?? false }
+                               isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
         ExitFlush.register(self)
@@ -155,7 +155,7 @@ public final class DiskStore: Sendable {
                 }
             }
             try commit(ticket.ticket)
-            if timeToLive != nil { armBackgroundWork(expiring: true) }
+            armBackgroundWork()
             return ticket.sequence
         }
         let (sequence, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
@@ -171,7 +171,7 @@ public final class DiskStore: Sendable {
                 }
             }
         }
-        armBackgroundWork(expiring: timeToLive != nil)
+        armBackgroundWork()
         if !deferred.isEmpty { finish(deferred) }
         return sequence
     }
@@ -298,17 +298,19 @@ public final class DiskStore: Sendable {
         }
     }
 
-    /// Whether the compaction thread must look periodically: some item can expire or age out.
-    var needsExpirySweeps: Bool {
-        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) }
+    /// Whether the compaction thread must look at its next interval: some item can expire or
+    /// age out, or a sealed segment gained dead bytes since it last looked.
+    var needsCompactionCheck: Bool {
+        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew) }
     }
 
-    /// A write left records in the buffer (or an expiring item): makes sure the background
-    /// threads run within their interval. One relaxed load each when they already are armed.
+    /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
+    /// the background threads run within their interval. One relaxed load each when they are
+    /// already armed.
     @inline(__always)
-    func armBackgroundWork(expiring: Bool = false) {
+    func armBackgroundWork() {
         ticker?.arm()
-        if expiring { compactor?.arm() }
+        compactor?.arm()
     }
 
     /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.

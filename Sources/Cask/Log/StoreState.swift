@@ -69,6 +69,9 @@ struct StoreState: Sendable {
     var pendingEvents: [StoreEvent] = []
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
+    /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
+    /// its next interval (and sleeps without a timer while nothing changes).
+    var sealedGarbageGrew = false
     /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
     /// could reappear after a crash, so tombstones above it are kept.
     var lingeringMinimumSequence: UInt64 = .max
@@ -160,6 +163,7 @@ struct StoreState: Sendable {
         usage[old.segment]?.liveCount -= 1
         liveBytes -= Int64(old.recordSize)
         if old.expiry != 0 { expiringCount -= 1 }
+        if old.segment != writer.id { sealedGarbageGrew = true }
     }
 
     /// Removes an expired or damaged key from the index.
