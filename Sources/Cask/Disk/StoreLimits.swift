@@ -38,7 +38,10 @@ public struct CompactionPolicy: Sendable, Equatable {
     public var isAutomatic = true
     /// A sealed segment becomes a candidate once this share of it is dead (0.05 ... 1).
     public var garbageRatio = 0.5
-    /// How often the background thread checks, besides being woken by writes.
+    /// How often the background thread checks while there is something to check: items that
+    /// can expire or age out, or dead bytes added to sealed segments since it last looked. It is
+    /// also woken at once by a sealed segment and by byte-limit pressure, and otherwise sleeps
+    /// without a timer (an idle store causes no wake-ups).
     public var checkInterval: Duration = .seconds(1)
     /// At most this many bytes of live records are rewritten by one compaction pass (a pass
     /// writes one output segment); 0 means the segment size.

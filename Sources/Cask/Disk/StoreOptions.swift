@@ -36,6 +36,8 @@ public struct StoreOptions: Sendable {
     /// See ``Durability``. Default `.interval(.seconds(1))`.
     public var durability: Durability = .interval(.seconds(1))
     /// How long records may wait in the write buffer before being handed to the OS, in any mode.
+    /// The flush thread runs only while records wait (or, with `.interval`, wait for their sync):
+    /// an idle store causes no wake-ups.
     public var flushInterval: Duration = .milliseconds(20)
     /// Bytes of records collected in memory before one `write(2)`. 4 KiB ... 64 MiB.
     public var writeBufferSize: Int = 1 << 20
