@@ -31,7 +31,7 @@ func example_README_1() async throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/Compaction.md, line 19
+// Sources/Cask/Cask.docc/Compaction.md, line 21
 func example_Compaction_1() async throws {
     var options = StoreOptions()
     options.compaction.garbageRatio = 0.3        // compact segments that are 30% dead
