@@ -11,10 +11,7 @@ package enum ArgumentValues {
     /// at most 100 years; returns whole milliseconds.
     package static func milliseconds(_ text: String, option: String) throws -> Int64 {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let (number, scale) = units.first { trimmed.hasSuffix($0.0) && Double(trimmed.dropLast($0.0.count)) != nil }
-            .map { (Double(trimmed.dropLast($0.0.count)), $0.1) } ?? (Double(trimmed), 1)
-        guard let number, number.isFinite else {
+        guard let (number, scale) = number(text, units: units) else {
             throw ValidationError("\(option) must be a duration like 90s, 15m, 2h or 7d (a plain number is seconds); got '\(text)'")
         }
         let seconds = number * scale
@@ -32,10 +29,7 @@ package enum ArgumentValues {
             ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12),
             ("K", 0x1p10), ("M", 0x1p20), ("G", 0x1p30), ("T", 0x1p40), ("B", 1),
         ]
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let (number, scale) = units.first { trimmed.hasSuffix($0.0) && Double(trimmed.dropLast($0.0.count)) != nil }
-            .map { (Double(trimmed.dropLast($0.0.count)), $0.1) } ?? (Double(trimmed), 1)
-        guard let number, number.isFinite else {
+        guard let (number, scale) = number(text, units: units) else {
             throw ValidationError("\(option) must be a size like 4096, 512KiB, 64MiB or 2GiB; got '\(text)'")
         }
         let value = number * scale
@@ -43,6 +37,14 @@ package enum ArgumentValues {
             throw ValidationError("\(option) must be between 0 and 2^62 bytes; got '\(text)'")
         }
         return Int(value)
+    }
+
+    /// A finite number and the scale of its unit suffix (1 without one), or nil.
+    private static func number(_ text: String, units: [(String, Double)]) -> (Double, Double)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let unit = units.first { trimmed.hasSuffix($0.0) && Double(trimmed.dropLast($0.0.count)) != nil }
+        guard let value = Double(unit.map { String(trimmed.dropLast($0.0.count)) } ?? trimmed), value.isFinite else { return nil }
+        return (value, unit?.1 ?? 1)
     }
 
     /// A whole number of at least `minimum`.
