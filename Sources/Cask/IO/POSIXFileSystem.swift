@@ -5,10 +5,10 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The path each open descriptor was opened with, so that an error names the file, not a number.
-private let openPaths = Mutex<[Int32: String]>([:])
+/// (`Locked`, not `Mutex`: see Locked.swift on ThreadSanitizer.)
+private let openPaths = Locked<[Int32: String]>([:])
 
 /// The production file system: each method is one system call (EINTR retried here, once place).
 ///
