@@ -11,6 +11,6 @@ swift test
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
 swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
-swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests"
+swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests"
 # libFuzzer: every target for FUZZ_SECONDS (default 60) on its seed corpus; 0 crashes to pass.
 bash tools/fuzz.sh
