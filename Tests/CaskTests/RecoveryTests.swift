@@ -211,3 +211,24 @@ import CaskFormat
         #expect(try second.value(forKey: "a") == Data("1".utf8))
     }
 }
+
+/// A hint header claiming an absurd entry count (found by the `open()` fuzzer as an
+/// out-of-memory) reserves no more index than the hint file's size can justify.
+@Suite struct HintCountTests {
+    @Test func aHugeClaimedEntryCountDoesNotSizeTheIndex() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path)
+            for i in 0..<10 { try store.setValue(Data("v\(i)".utf8), forKey: "k\(i)") }
+            try store.close()
+        }
+        let hint = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).first { $0.hasSuffix(".hint") })
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: dir.file(hint)))
+        bytes.replaceSubrange(32..<40, with: Data(repeating: 0xFF, count: 7) + Data([0x3F]))
+        try bytes.write(to: URL(fileURLWithPath: dir.file(hint)))
+        let store = try DiskStore(directory: dir.path)
+        defer { try? store.close() }
+        #expect(store.count == 10)
+        #expect(store.statistics.indexMemoryBytes < 1 << 20, "index of \(store.statistics.indexMemoryBytes) bytes")
+    }
+}
