@@ -43,6 +43,36 @@ import Testing
         #expect(indexPointsAtLiveFiles)
     }
 
+    /// Regression (found with the multi-process soak): inputs are deleted one by one, so a crash
+    /// can keep any prefix of the deletions. Here a compacted segment holds a removed key's old
+    /// value and a lower-id log segment its tombstone; the pass drops both. The directory is
+    /// copied before each segment unlink (what a crash there leaves, each unlink being durable
+    /// before the next): every copy must open without the key.
+    @Test func aCrashBetweenInputDeletionsNeverBringsBackARemovedKey() throws {
+        let dir = TemporaryDirectory()
+        let fs = HookedFileSystem()
+        let store = dir.file("store")
+        let writer = try DiskStore(directory: store, options: removedVictimOptions(fs))
+        try prepareRemovedVictim(writer)
+        let images = Locked<[String]>([])
+        fs.beforeRemove = { path in
+            guard path.hasSuffix(".cask") else { return }
+            let image = dir.file("crash\(images.withLock { $0.count })")
+            try? copyStore(store, to: image)
+            try? FileManager.default.removeItem(atPath: image + "/LOCK")
+            images.withLock { $0.append(image) }
+        }
+        let report = try writer.compact()
+        fs.beforeRemove = { _ in }
+        try writer.close()
+        #expect(report.tombstonesDropped >= 1 && images.withLock { $0 }.count >= 2)
+        for image in images.withLock({ $0 }) {
+            let reopened = try DiskStore(directory: image, options: removedVictimOptions(POSIXFileSystem()))
+            #expect(try reopened.value(forKey: "victim") == nil, "\(image)")
+            try reopened.close()
+        }
+    }
+
     /// Phase 2: a tombstone goes once no older record of its key can remain; values that were
     /// overwritten go; exactly the live records of segments with garbage are copied. (One pass
     /// over every sealed segment: the reopen seals the last one, and the pass may take them all.)

@@ -143,6 +143,42 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
 
     /// The facade over a read-only disk layer: reads work, writes throw, `refresh()` sees the
     /// writer's later syncs and memory never answers with a replaced value.
+    /// Regression (the multi-process soak found it in CI): a compaction deletes its inputs one by
+    /// one. Here the inputs are a log segment holding a tombstone and a compacted segment (a
+    /// higher id, deleted later) holding the value it hid; the output keeps neither. A reader
+    /// that listed the directory between the two deletions would see the value without its
+    /// tombstone. A reader opens at each deletion (on another thread, while the writer waits for
+    /// it up to 300 ms) and must not see the value: the lock file's deletion generation makes it
+    /// wait for the deletions to end.
+    @Test func aReaderNeverSeesACompactionsInputsHalfDeleted() throws {
+        let dir = TemporaryDirectory()
+        let fs = HookedFileSystem()
+        let writer = try DiskStore(directory: dir.path, options: removedVictimOptions(fs))
+        try prepareRemovedVictim(writer)
+
+        let seen = Locked<[String]>([])
+        let deletions = Locked(0)
+        fs.beforeRemove = { path in
+            guard path.hasSuffix(".cask") else { return }
+            deletions.withLock { $0 += 1 }
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let reader = try? DiskStore(directory: dir.path, options: self.readOnly())
+                let value = (try? reader?.value(forKey: "victim")).flatMap { $0 }
+                seen.withLock { $0.append(value.map { String(decoding: $0, as: UTF8.self) } ?? (reader == nil ? "no open" : "absent")) }
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + .milliseconds(300))
+        }
+        let report = try writer.compact()
+        fs.beforeRemove = { _ in }
+        #expect(report.tombstonesDropped >= 1 && deletions.withLock { $0 } >= 2)
+        for _ in 0..<100 where seen.withLock({ $0.count }) < deletions.withLock({ $0 }) { usleep(20_000) }
+        #expect(seen.withLock { $0 }.count == deletions.withLock { $0 })
+        #expect(seen.withLock { $0 }.allSatisfy { $0 == "absent" }, "\(seen.withLock { $0 })")
+        try writer.close()
+    }
+
     @Test func aReadOnlyCacheReadsRefreshesAndRefusesWrites() throws {
         let dir = TemporaryDirectory()
         let writer = try CaskCache(directory: dir.path)

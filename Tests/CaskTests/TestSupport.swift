@@ -200,3 +200,58 @@ func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentS
     o.logger.logLevel = .critical
     return o
 }
+
+/// The system's file system with a hook run before every `remove`: for tests that act at an
+/// exact point of a deletion (another process listing the directory halfway, say).
+final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
+    // @unchecked: `beforeRemove` is set before the store that uses this file system exists.
+    private let base = POSIXFileSystem()
+    var beforeRemove: (String) -> Void = { _ in }
+
+    func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle { try base.open(path, mode: mode) }
+    func close(_ handle: CaskFileHandle) { base.close(handle) }
+    func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int { try base.append(handle, buffer) }
+    func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
+        try base.read(handle, into: buffer, at: offset)
+    }
+    func sync(_ handle: CaskFileHandle) throws(CaskError) { try base.sync(handle) }
+    func syncDirectory(_ path: String) throws(CaskError) { try base.syncDirectory(path) }
+    func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64 { try base.size(handle) }
+    func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError) { try base.truncate(handle, to: length) }
+    func rename(_ source: String, to destination: String) throws(CaskError) { try base.rename(source, to: destination) }
+    func remove(_ path: String) throws(CaskError) {
+        beforeRemove(path)
+        try base.remove(path)
+    }
+    func contentsOfDirectory(_ path: String) throws(CaskError) -> [String] { try base.contentsOfDirectory(path) }
+    func createDirectory(_ path: String) throws(CaskError) { try base.createDirectory(path) }
+    func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool { try base.tryLock(handle) }
+    func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
+        try base.overwrite(handle, buffer, at: offset)
+    }
+}
+
+/// Options for ``prepareRemovedVictim(_:)``: small segments, compaction by hand.
+func removedVictimOptions(_ fs: any CaskFileSystem) -> StoreOptions {
+    var o = StoreOptions()
+    o.fileSystem = fs
+    o.segmentSize = 4096
+    o.compaction.isAutomatic = false
+    o.compaction.maximumPassBytes = 1 << 20
+    o.logger.logLevel = .critical
+    return o
+}
+
+/// Leaves key "victim" removed, with its old value in a compacted segment whose id is above the
+/// log segment that holds its tombstone, and garbage everywhere: the next `compact()` takes both
+/// segments and drops both records. (The shape that found the half-deleted-inputs bug.)
+func prepareRemovedVictim(_ store: DiskStore) throws {
+    try store.setValue(Data("the old value".utf8), forKey: "victim")
+    for i in 0..<80 { try store.setValue(Data(repeating: 1, count: 100), forKey: "fill\(i % 40)") }
+    try store.compact()   // the victim now lives in a compacted segment
+    let compacted = try #require(recordLocations(store)["victim"]).0
+    let active = try #require(store.segmentInfo().first { $0.isActive }).id
+    #expect(compacted > active)   // compaction outputs take the next id: above the active segment
+    #expect(try store.removeValue(forKey: "victim"))   // its tombstone: in the active segment
+    for i in 0..<80 { try store.setValue(Data(repeating: 2, count: 100), forKey: "fill\(i % 40)") }
+}

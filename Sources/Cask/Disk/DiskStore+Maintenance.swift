@@ -31,7 +31,7 @@ extension DiskStore {
             compacting.store(true, ordering: .relaxed)
             defer { compacting.store(false, ordering: .relaxed) }
             var total = CompactionReport()
-            let compactor = Compactor(state: state, directory: directory, options: options)
+            let compactor = Compactor(state: state, directory: directory, options: options, lock: lock)
             var passes = 0
             while passes < 1000 {
                 let now = options.clock.milliseconds()

@@ -24,7 +24,7 @@ public final class DiskStore: Sendable {
     public let options: StoreOptions
     let state: Locked<StoreState>
     /// The directory lock (nil when read-only: readers take no lock).
-    private let lock: StoreLock?
+    let lock: StoreLock?
     /// Flush deadline and interval syncs (nil when read-only).
     private let ticker: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
@@ -365,18 +365,28 @@ public final class DiskStore: Sendable {
     }
 
     /// Loads a store without changing anything in its directory (``StoreOptions/isReadOnly``).
-    /// A writer's compaction may delete a segment between listing and opening it: the load
-    /// starts over then (a few times).
+    /// A writer's compaction deletes its inputs one by one: a directory listed meanwhile could
+    /// show an old value without the tombstone that hid it. So the listing is taken while the
+    /// lock file's deletion generation is even and kept only if it has not changed once every
+    /// segment is open; a segment deleted between listing and opening also makes the load start
+    /// over (format-spec.md, "Readers").
     private static func loadReadOnly(directory: String, options: StoreOptions) throws(CaskError) -> StoreState {
+        let fs = options.fileSystem
         var attempt = 0
         while true {
             do throws(CaskError) {
-                try StoreFiles.requireExistingStore(directory, fs: options.fileSystem)
+                try StoreFiles.requireExistingStore(directory, fs: fs)
+                let generation = try StoreLock.settledGeneration(in: directory, fs: fs)
                 var loader = StoreLoader(directory: directory, options: options)
-                return try loader.load()
-            } catch .io(let operation, let path, ENOENT) where attempt < 8 && path != directory {
-                attempt += 1
+                let snapshot = try loader.snapshot()
+                if StoreLock.generation(in: directory, fs: fs) == generation { return try loader.load(snapshot) }
+                options.logger.debug("a writer deleted segments while \(directory) was listed; loading again")
+            } catch .io(let operation, let path, ENOENT) where attempt < 100 && path != directory {
                 options.logger.debug("\(path) vanished during a read-only load (\(operation)); loading again")
+            }
+            attempt += 1
+            if attempt > 100 {
+                throw .io(operation: "list (a writer kept deleting segments)", path: directory, errno: EBUSY)
             }
         }
     }

@@ -55,7 +55,7 @@ public protocol CaskFileSystem: Sendable {
     /// Takes an exclusive advisory lock on an open file without waiting (`flock`).
     /// Returns false when another open file description holds it.
     func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool
-    /// Writes all of `buffer` at `offset` (used only for the lock file's owner pid).
+    /// Writes all of `buffer` at `offset` (used only for the lock file: owner pid and deletion generation).
     func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError)
     /// Maps `length` bytes of the file read-only and shared, or returns nil when the implementation
     /// does not map (reads then use ``read(_:into:at:)``). The store only touches mapped bytes that

@@ -3,6 +3,7 @@ import CaskFormat
 extension Compactor {
     /// Which segments one pass rewrites.
     struct Plan {
+        /// The inputs, in the order they are deleted: by minimum sequence, oldest first.
         var ids: [UInt32]
         /// The lowest minimum sequence of every segment that stays: a tombstone below it has no
         /// older record left to hide.
@@ -56,6 +57,9 @@ extension Compactor {
                             s.usage.filter { !chosenSet.contains($0.key) }.map(\.value.minimumSequence).min() ?? .max)
         let outputID = s.nextSegmentID
         s.nextSegmentID &+= 1
-        return Plan(ids: chosen.sorted(), remainingMinimumSequence: remaining, outputID: outputID)
+        // The order the inputs are read in and deleted in: oldest records first (see
+        // Compactor+DeletionOrder), so that tombstones can go with the records they hide.
+        let ordered = chosen.sorted { (s.usage[$0]?.minimumSequence ?? 0, $0) < (s.usage[$1]?.minimumSequence ?? 0, $1) }
+        return Plan(ids: ordered, remainingMinimumSequence: remaining, outputID: outputID)
     }
 }

@@ -7,18 +7,21 @@ import CaskFormat
 ///
 /// Crash safety, step by step: the output is written to `NNNNNNNNNN.cask.tmp`, synced, its hint
 /// written (temporary file, sync, rename), then the output renamed into place and the directory
-/// synced; only then does the index switch, and only after that are the inputs deleted (with a
-/// directory sync). A crash before the rename leaves a `.tmp` file that open deletes; after it,
+/// synced; only then does the index switch, and only after that are the inputs deleted, oldest
+/// first, each unlink made durable before the next (see Compactor+DeletionOrder). A crash before the rename leaves a `.tmp` file that open deletes; after it,
 /// the output and its inputs both hold the same records with the same sequence numbers, and
 /// either copy is the right one.
 struct Compactor {
     let state: Locked<StoreState>
     let directory: String
     let options: StoreOptions
+    /// The store's lock file, which marks the deletion of inputs for readers (nil in tests that
+    /// run a pass by hand).
+    var lock: StoreLock? = nil
     var fs: any CaskFileSystem { options.fileSystem }
 
     /// One input segment.
-    private struct Input {
+    struct Input {
         let file: SegmentFile
         let size: Int
         let bytes: [UInt8]?   // nil when mapped
@@ -39,7 +42,7 @@ struct Compactor {
     }
 
     /// A record chosen to survive.
-    private struct Kept {
+    struct Kept {
         let sequence: UInt64
         let input: Int
         let offset: Int
@@ -54,14 +57,14 @@ struct Compactor {
     }
 
     /// The records of the inputs, listed by phase 1.
-    private struct Listing {
+    struct Listing {
         var inputs: [Input] = []
         var records: [Kept] = []
         var maximumSequence: UInt64 = 0
     }
 
     /// The output segment, once durable under its own name.
-    private struct Output {
+    struct Output {
         let file: SegmentFile
         let size: Int64
         let hintBytes: Int64
@@ -124,18 +127,23 @@ struct Compactor {
     /// older record; in sequence order. Checked under the lock in batches of 4,096, so writers
     /// are not held up long.
     private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) -> [Kept] {
+        let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
         var start = 0
         while start < listing.records.count {
             let end = min(listing.records.count, start + 4096)
             state.withLock { s in
-                for r in listing.records[start..<end] {
+                for (n, r) in zip(start..<end, listing.records[start..<end]) {
                     let input = listing.inputs[r.input]
                     let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
                     if r.isPin {
                         if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
                     } else if r.isTombstone {
-                        if Self.tombstoneIsNeeded(r, entry: entry, plan: plan) { kept.append(r) } else { report.tombstonesDropped += 1 }
+                        if Self.tombstoneIsNeeded(r, entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
+                            kept.append(r)
+                        } else {
+                            report.tombstonesDropped += 1
+                        }
                     } else if let e = entry, e.segment == input.file.id, Int(e.offset) == r.offset, e.sequence == r.sequence {
                         var live = r
                         live.accessTime = e.accessTime
@@ -158,11 +166,13 @@ struct Compactor {
 
     /// A tombstone is dropped when a newer record of its key exists, or when nothing it could hide
     /// can outlive this pass: every segment that stays starts above the newest sequence it hides
-    /// (or, when that is unknown, above the tombstone itself).
-    private static func tombstoneIsNeeded(_ r: Kept, entry: IndexEntry?, plan: Plan) -> Bool {
+    /// (or, when that is unknown, above the tombstone itself), and every older record of its key
+    /// in the inputs is deleted no later than the tombstone (`olderGoFirst`), so that no crash
+    /// or reader halfway through the deletions finds such a record without it.
+    private static func tombstoneIsNeeded(_ r: Kept, entry: IndexEntry?, plan: Plan, olderGoFirst: Bool) -> Bool {
         let superseded = entry.map { $0.sequence > r.sequence } ?? false
         let hidesOnlyInputs = r.hides != 0 && r.hides < plan.remainingMinimumSequence
-        return !(superseded || hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence)
+        return !(superseded || olderGoFirst && (hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence))
     }
 
     // MARK: Phase 3: write
@@ -330,13 +340,21 @@ struct Compactor {
     /// inputs may come back after a crash: until the next open, every tombstone that could hide
     /// one of their records is kept.
     private func deleteInputs(_ plan: Plan, lowestSequence: UInt64) throws(CaskError) {
-        do throws(CaskError) {
+        // A reader listing the directory halfway through would see some inputs without the
+        // others (say, an old value without the tombstone that hid it, both dropped from the
+        // output): the lock file's generation is odd meanwhile, and readers load again.
+        let deletions = { () throws(CaskError) in
+            // In the plan's order, each unlink durable before the next: whatever a crash keeps
+            // is a prefix of the order, which `tombstonesSafeToDeleteInOrder` made safe.
             for (n, id) in plan.ids.enumerated() {
                 try fs.remove(FileNames.join(directory, FileNames.hint(id)))
                 try fs.remove(FileNames.join(directory, FileNames.segment(id)))
+                try fs.syncDirectory(directory)
                 if n == 0 { CrashPoint.compactionDuringDelete.reach() }
             }
-            try fs.syncDirectory(directory)
+        }
+        do throws(CaskError) {
+            if let lock { try lock.whileDeleting(deletions) } else { try deletions() }
         } catch {
             state.withLock { s in s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowestSequence) }
             throw error

@@ -53,13 +53,30 @@ struct StoreLoader {
         self.options = options
     }
 
+    /// The directory as listed, with every segment in it open (a reader's view is fixed from
+    /// here on: a segment deleted later stays readable through its descriptor).
+    struct Snapshot {
+        let listing: StoreDirectory
+        let opened: [Loaded]
+    }
+
+    /// Lists the directory and opens every segment in it.
+    func snapshot() throws(CaskError) -> Snapshot {
+        let listing = try StoreDirectory(directory, fs: fs)
+        return Snapshot(listing: listing, opened: try openSegments(listing))
+    }
+
     /// Loads the store in `directory` (which must exist and be locked by the caller), applying
     /// the recovery steps of format-spec.md, "Recovery", in order.
     mutating func load() throws(CaskError) -> StoreState {
-        let listing = try StoreDirectory(directory, fs: fs)
+        try load(snapshot())
+    }
+
+    /// Loads the store from `snapshot` (a reader checks it against concurrent deletions first).
+    mutating func load(_ snapshot: Snapshot) throws(CaskError) -> StoreState {
+        let (listing, opened) = (snapshot.listing, snapshot.opened)
         index = KeyIndex(capacity: expectedEntries(listing))
         try removeLeftovers(listing)
-        let opened = try openSegments(listing)
         let current = try removeClearedSegments(opened)
         let kept = try loadRecords(current, hinted: listing.hintIDs)
         let dropped = applySalvageRule()
