@@ -11,6 +11,8 @@ let package = Package(
         // and tools; its API is `package` access and the `Fuzzing` SPI.
         .library(name: "CaskFormat", targets: ["CaskFormat"]),
         .executable(name: "cask", targets: ["cask"]),
+        // The benchmarks' physical-limit baseline (a buffered append log); not part of Cask.
+        .library(name: "CaskBaselines", targets: ["CaskBaselines"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -49,12 +51,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The fastest simple implementation of Cask's write path, for same-run benchmark ratios
+        // (`cask-harness bench`, `Benchmarks/Peers`).
+        .target(name: "CaskBaselines"),
         // Crash, disk-full and exit harnesses and whole-store benchmarks: driven by the tests,
         // not shipped with `cask`.
         .executableTarget(
             name: "cask-harness",
             dependencies: [
-                "Cask", "CaskFormat", "CaskToolSupport",
+                "Cask", "CaskFormat", "CaskToolSupport", "CaskBaselines",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -24,6 +24,7 @@ let package = Package(
             name: "PeerEngines",
             dependencies: [
                 .product(name: "Cask", package: "Cask"),
+                .product(name: "CaskBaselines", package: "Cask"),
                 "CSQLite", "CLMDB", "CLevelDB", "CRocksDB",
             ],
             path: "Peers/PeerEngines"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cask
+import CaskBaselines
 import CaskToolSupport
 import Foundation
 #if canImport(Glibc)
@@ -163,39 +164,24 @@ struct Bench: ParsableCommand {
         return RunResult(rate: hinted, second: scanSeconds, samples: LatencySamples(capacity: 0), note: note)
     }
 
-    /// The fastest simple store doing the same work: the same record bytes appended through a
-    /// 1 MiB buffer with `write(2)`, a `Dictionary` index, `pread` gets.
+    /// The fastest simple store doing the same work (``AppendLog``): the same record bytes
+    /// appended through a 1 MiB buffer with `write(2)`, a `Dictionary` keyed by a 16-byte inline
+    /// key, `pread` gets.
     private func runBaseline(at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let fd = open(path + "/log", O_RDWR | O_CREAT | O_APPEND, 0o644)
-        defer { close(fd) }
-        var buffer = [UInt8](); buffer.reserveCapacity(1 << 20)
-        var index: [String: (Int, Int)] = [:]
-        var offset = 0
-        var record = [UInt8](repeating: 0, count: 40 + 16 + valueSize)
+        let log = try AppendLog(path: path + "/log")
         let start = DispatchTime.now().uptimeNanoseconds
         for i in 0..<count {
-            // The same bytes a Cask record has: a 40-byte header, the key, the value.
-            let key = keys[i]
-            vals[i & 63].withUnsafeBytes { v in record.withUnsafeMutableBytes { r in
-                r.storeBytes(of: UInt64(i), toByteOffset: 4, as: UInt64.self)
-                key.utf8.withContiguousStorageIfAvailable { k in (r.baseAddress! + 40).copyMemory(from: k.baseAddress!, byteCount: k.count) }
-                (r.baseAddress! + 56).copyMemory(from: v.baseAddress!, byteCount: v.count)
-            } }
-            buffer.append(contentsOf: record)
-            index[key] = (offset, record.count)
-            offset += record.count
-            if buffer.count >= 1 << 20 { _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }; buffer.removeAll(keepingCapacity: true) }
+            try vals[i & 63].withUnsafeBytes { v in try log.put(keys[i], v) }
         }
-        _ = buffer.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        try log.drain()
         let rate = Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         var x = 12345
-        var scratch = [UInt8](repeating: 0, count: record.count)
+        var scratch: [UInt8] = []
         let readStart = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<count {
             x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
-            guard let (o, n) = index[keys[x % count]] else { continue }
-            _ = scratch.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, off_t(o)) }
+            _ = try log.get(keys[x % count], into: &scratch)
         }
         let gets = Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9)
         return RunResult(rate: rate, second: gets, samples: LatencySamples(capacity: 0))
@@ -208,7 +194,7 @@ struct Bench: ParsableCommand {
         let second = median(results.compactMap(\.second))
         switch w {
         case .baseline:
-            print("  baseline     append \(Formatting.rate(rate, per: 1)), pread get \(Formatting.rate(second, per: 1))  (bare write(2) with a 1 MiB buffer + Dictionary index)")
+            print("  baseline     append \(Formatting.rate(rate, per: 1)), pread get \(Formatting.rate(second, per: 1))  (AppendLog: write(2) through a 1 MiB buffer, Dictionary keyed by a 16-byte inline key)")
         case .open:
             print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, rate, second) + (results.first?.note ?? ""))
         default:

@@ -171,7 +171,7 @@ public final class DiskStore: Sendable {
                 }
             }
         }
-        armBackgroundWork()
+        armBackgroundWork(compaction: deferred.checkCompaction)
         if !deferred.isEmpty { finish(deferred) }
         return sequence
     }
@@ -250,7 +250,7 @@ public final class DiskStore: Sendable {
                 return (live, s.takeDeferred())
             }
         }
-        armBackgroundWork()
+        armBackgroundWork(compaction: deferred.checkCompaction)
         if !deferred.isEmpty { finish(deferred) }
         return removed
     }
@@ -306,11 +306,12 @@ public final class DiskStore: Sendable {
 
     /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
     /// the background threads run within their interval. One relaxed load each when they are
-    /// already armed.
+    /// already armed. `compaction` false (a plain put left nothing for the compaction thread)
+    /// leaves that thread asleep: arming it would wake it only to find nothing, once per write.
     @inline(__always)
-    func armBackgroundWork() {
+    func armBackgroundWork(compaction: Bool = true) {
         ticker?.arm()
-        compactor?.arm()
+        if compaction { compactor?.arm() }
     }
 
     /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.

@@ -241,6 +241,9 @@ struct StoreState: Sendable {
         var events: [StoreEvent] = []
         var wantsCompaction = false
         var mustCompact = false
+        /// The compaction thread has something to look at (an item that can expire or age out,
+        /// or dead bytes in a sealed segment): the writer arms it. Not a reason to call `finish`.
+        var checkCompaction = false
         var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact }
     }
 
@@ -253,6 +256,7 @@ struct StoreState: Sendable {
         if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
         if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
+        d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
         return d
     }
 
