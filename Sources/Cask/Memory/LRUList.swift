@@ -1,6 +1,9 @@
 /// The LRU order and storage of one memory-cache shard: a doubly linked list threaded through a
-/// dense node array (indices, not pointers), plus a dictionary from key to node. Every operation
-/// is O(1); after warm-up, reads and overwrites allocate nothing (freed nodes are reused).
+/// dense node array (indices, not pointers), plus an open-addressing table from key to node.
+/// The table takes the 64-bit hash the cache already computed to choose the shard (one hash per
+/// call, not a second `String` hash), keeps a 32-bit fingerprint per slot, and compares keys only
+/// on a fingerprint match. Every operation is O(1); after warm-up, reads and overwrites allocate
+/// nothing (freed nodes are reused).
 ///
 /// Each node carries the cache-wide `stamp` of its last use (a counter shared by all shards), so
 /// that the cache can compare the least recently used nodes of different shards.
@@ -18,10 +21,13 @@ struct LRUList<Value> {
         @usableFromInline var stamp: UInt64
         @usableFromInline var previous: Int32
         @usableFromInline var next: Int32
+        /// The key's hash (for moving its slot when the table grows or a slot is freed).
+        @usableFromInline var hash: UInt64
 
         @inlinable
-        init(key: String, value: Value?, cost: Int, accessTime: Int64, stamp: UInt64, previous: Int32, next: Int32) {
+        init(key: String, hash: UInt64, value: Value?, cost: Int, accessTime: Int64, stamp: UInt64, previous: Int32, next: Int32) {
             self.key = key
+            self.hash = hash
             self.value = value
             self.cost = cost
             self.accessTime = accessTime
@@ -32,7 +38,9 @@ struct LRUList<Value> {
     }
 
     @usableFromInline var nodes: ContiguousArray<Node> = []
-    @usableFromInline var positions: [String: Int32] = [:]
+    /// Open addressing, linear probing: 0 = empty, else fingerprint (hash >> 32) << 32 | node + 1.
+    @usableFromInline var slots: [UInt64] = [UInt64](repeating: 0, count: 16)
+    @usableFromInline var slotMask = 15
     @usableFromInline var freeList: [Int32] = []
     /// Most recently used.
     @usableFromInline var head: Int32 = -1
@@ -44,9 +52,28 @@ struct LRUList<Value> {
 
     @inlinable init() {}
 
-    /// The node for `key` without changing the order.
+    /// The home slot of `hash` (bits above those that choose the shard).
     @inlinable @inline(__always)
-    func position(of key: String) -> Int32? { positions[key] }
+    func home(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> 8) & slotMask }
+
+    /// The slot holding `key` (whose hash is `hash`), or nil.
+    @inlinable @inline(__always)
+    func slot(of key: String, hash: UInt64) -> Int? {
+        let fingerprint = hash >> 32
+        var i = home(hash)
+        while true {
+            let s = slots[i]
+            if s == 0 { return nil }
+            if s >> 32 == fingerprint && nodes[Int(s & 0xFFFF_FFFF) - 1].key == key { return i }
+            i = (i + 1) & slotMask
+        }
+    }
+
+    /// The node for `key` (whose hash is `hash`) without changing the order.
+    @inlinable @inline(__always)
+    func position(of key: String, hash: UInt64) -> Int32? {
+        slot(of: key, hash: hash).map { Int32(truncatingIfNeeded: slots[$0] & 0xFFFF_FFFF) - 1 }
+    }
 
     /// The stamp of the least recently used node; `UInt64.max` when empty.
     @inlinable var oldestStamp: UInt64 { tail >= 0 ? nodes[Int(tail)].stamp : .max }
@@ -62,8 +89,8 @@ struct LRUList<Value> {
     /// Inserts or replaces `key` at the front. Returns the replaced value.
     @inlinable
     @discardableResult
-    mutating func set(_ key: String, _ value: Value, cost: Int, now: Int64, stamp: UInt64) -> Value? {
-        if let i = positions[key] {
+    mutating func set(_ key: String, hash: UInt64, _ value: Value, cost: Int, now: Int64, stamp: UInt64) -> Value? {
+        if let i = position(of: key, hash: hash) {
             let old = nodes[Int(i)].value
             totalCost = totalCost &- nodes[Int(i)].cost &+ cost
             nodes[Int(i)].value = value
@@ -71,7 +98,7 @@ struct LRUList<Value> {
             touch(i, now: now, stamp: stamp)
             return old
         }
-        let node = Node(key: key, value: value, cost: cost, accessTime: now, stamp: stamp, previous: -1, next: head)
+        let node = Node(key: key, hash: hash, value: value, cost: cost, accessTime: now, stamp: stamp, previous: -1, next: head)
         let i: Int32
         if let free = freeList.popLast() {
             i = free
@@ -83,7 +110,7 @@ struct LRUList<Value> {
         if head >= 0 { nodes[Int(head)].previous = i }
         head = i
         if tail < 0 { tail = i }
-        positions[key] = i
+        insertSlot(hash: hash, node: i)
         count += 1
         totalCost &+= cost
         return nil
@@ -92,8 +119,10 @@ struct LRUList<Value> {
     /// Removes `key`; returns its node (value included).
     @inlinable
     @discardableResult
-    mutating func remove(_ key: String) -> Node? {
-        guard let i = positions.removeValue(forKey: key) else { return nil }
+    mutating func remove(_ key: String, hash: UInt64) -> Node? {
+        guard let slot = slot(of: key, hash: hash) else { return nil }
+        let i = Int32(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
+        deleteSlot(slot)
         return unlink(i)
     }
 
@@ -101,8 +130,51 @@ struct LRUList<Value> {
     @inlinable
     mutating func removeLeastRecentlyUsed() -> Node? {
         guard tail >= 0 else { return nil }
-        let key = nodes[Int(tail)].key
-        return remove(key)
+        let i = tail
+        var slot = home(nodes[Int(i)].hash)
+        while slots[slot] & 0xFFFF_FFFF != UInt64(i + 1) { slot = (slot + 1) & slotMask }
+        deleteSlot(slot)
+        return unlink(i)
+    }
+
+    // MARK: Table
+
+    @inlinable
+    mutating func insertSlot(hash: UInt64, node: Int32) {
+        if (count + 1) * 4 > slots.count * 3 { growSlots() }
+        var i = home(hash)
+        while slots[i] != 0 { i = (i + 1) & slotMask }
+        slots[i] = (hash >> 32) << 32 | UInt64(node + 1)
+    }
+
+    /// Linear-probing deletion: later members of the run move back so no probe stops early.
+    @inlinable
+    mutating func deleteSlot(_ hole: Int) {
+        var hole = hole
+        var i = (hole + 1) & slotMask
+        slots[hole] = 0
+        while slots[i] != 0 {
+            let home = home(nodes[Int(slots[i] & 0xFFFF_FFFF) - 1].hash)
+            // Move slot i into the hole unless its home lies in (hole, i].
+            if (i &- home) & slotMask >= (i &- hole) & slotMask {
+                slots[hole] = slots[i]
+                slots[i] = 0
+                hole = i
+            }
+            i = (i + 1) & slotMask
+        }
+    }
+
+    @inlinable
+    mutating func growSlots() {
+        let old = slots
+        slots = [UInt64](repeating: 0, count: old.count * 2)
+        slotMask = slots.count - 1
+        for s in old where s != 0 {
+            var i = home(nodes[Int(s & 0xFFFF_FFFF) - 1].hash)
+            while slots[i] != 0 { i = (i + 1) & slotMask }
+            slots[i] = s
+        }
     }
 
     @inlinable

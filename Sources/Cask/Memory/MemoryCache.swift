@@ -103,11 +103,15 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     deinit { ticker?.stop() }
 
+    /// The key's hash: its low bits choose the shard, higher bits the slot in that shard's table.
     @inlinable @inline(__always)
-    func shard(_ key: String) -> MemoryShard<Value> {
-        if shardMask == 0 { return shards[0] }
-        let h = withUTF8(key) { cask_hash64($0.baseAddress, $0.count, seed) }
-        return shards[Int(truncatingIfNeeded: h) & shardMask]
+    func hash(_ key: String) -> UInt64 {
+        withUTF8(key) { cask_hash64($0.baseAddress, $0.count, seed) }
+    }
+
+    @inlinable @inline(__always)
+    func shard(_ hash: UInt64) -> MemoryShard<Value> {
+        shards[Int(truncatingIfNeeded: hash) & shardMask]
     }
 
     @inlinable @inline(__always)
@@ -126,12 +130,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func value(forKey key: String) -> Value? {
         let now = clock.milliseconds()
         let use = nextUse()
-        let shard = shard(key)
+        let h = hash(key)
+        let shard = shard(h)
         var expired: LRUList<Value>.Node?
         let found: Value? = shard.list.withLock { list in
-            guard let i = list.position(of: key) else { return nil }
+            guard let i = list.position(of: key, hash: h) else { return nil }
             if isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now) {
-                expired = list.remove(key)
+                expired = list.remove(key, hash: h)
                 shard.publishOldest(list)
                 return nil
             }
@@ -168,11 +173,12 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         }
         let now = clock.milliseconds()
         let use = nextUse()
-        let shard = shard(key)
+        let h = hash(key)
+        let shard = shard(h)
         let replaced: LRUList<Value>.Node? = shard.list.withLock { list in
             var old: LRUList<Value>.Node?
-            if let i = list.position(of: key) { old = list.nodes[Int(i)] }
-            list.set(key, value, cost: cost, now: now, stamp: use)
+            if let i = list.position(of: key, hash: h) { old = list.nodes[Int(i)] }
+            list.set(key, hash: h, value, cost: cost, now: now, stamp: use)
             shard.publishOldest(list)
             return old
         }
@@ -192,9 +198,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func removeValue(forKey key: String) -> Value? {
-        let shard = shard(key)
+        let h = hash(key)
+        let shard = shard(h)
         let removed = shard.list.withLock { list -> LRUList<Value>.Node? in
-            let n = list.remove(key)
+            let n = list.remove(key, hash: h)
             if n != nil { shard.publishOldest(list) }
             return n
         }
@@ -206,8 +213,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Whether `key` is held and not past the age limit. Not a use: the LRU order does not change.
     public func contains(_ key: String) -> Bool {
         let now = clock.milliseconds()
-        return shard(key).list.withLock { list in
-            guard let i = list.position(of: key) else { return false }
+        let h = hash(key)
+        return shard(h).list.withLock { list in
+            guard let i = list.position(of: key, hash: h) else { return false }
             return !isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now)
         }
     }
