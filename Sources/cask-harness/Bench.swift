@@ -143,16 +143,28 @@ struct Bench: ParsableCommand {
     }
 
     private func runOpen(at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+        var closeAfterFill = 0.0, closeAfterUse = 0.0
         do {
+            // The store of issue 15: every key put, half of them overwritten; then every key read
+            // once in random order (each segment's access times change), and a close after each.
             let store = try DiskStore(directory: path, options: makeOptions())
             for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
-            try store.close()
+            for i in stride(from: 0, to: count, by: 2) { try store.setValue(vals[(i + 1) & 63], forKey: keys[i]) }
+            closeAfterFill = try Self.seconds { try store.close() }
+            let reopened = try DiskStore(directory: path, options: makeOptions())
+            var x = 12345
+            for _ in 0..<count {
+                x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+                _ = try reopened.withValue(forKey: keys[x % count]) { $0.count }
+            }
+            closeAfterUse = try Self.seconds { try reopened.close() }
         }
         let t0 = DispatchTime.now().uptimeNanoseconds
         let store = try DiskStore(directory: path, options: makeOptions())
         let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         guard store.count == count else { throw BenchFailure(description: "reopened \(store.count) keys, expected \(count)") }
-        let note = String(format: "; index memory %.1f bytes per key", Double(store.statistics.indexMemoryBytes) / Double(count))
+        let note = String(format: "; index memory %.1f bytes per key; close %.3f s after the puts, %.3f s after reading every key",
+                          Double(store.statistics.indexMemoryBytes) / Double(count), closeAfterFill, closeAfterUse)
         try store.close()
         for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
             try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
@@ -162,6 +174,13 @@ struct Bench: ParsableCommand {
         let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - t1) / 1e9
         try scanned.close()
         return RunResult(rate: hinted, second: scanSeconds, samples: LatencySamples(capacity: 0), note: note)
+    }
+
+    /// Seconds `body` takes.
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
     /// The fastest simple store doing the same work (``AppendLog``): the same record bytes
