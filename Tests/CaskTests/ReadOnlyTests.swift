@@ -179,6 +179,38 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
         try writer.close()
     }
 
+    /// The lock file's deletion generation, as readers meet it: a `LOCK` holding only a pid (an
+    /// earlier version's, or a backup's copy) has none and is ignored; an odd one left by a writer
+    /// that died mid-deletion (nobody holds the lock) makes a reader wait about 100 ms, not fail.
+    @Test func readersOpenBesideAnOldOrAbandonedLockFile() throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.logger.logLevel = .critical
+        do {
+            let store = try DiskStore(directory: dir.path, options: o)
+            try store.setValue(Data("v".utf8), forKey: "k")
+            try store.close()
+        }
+        let lock = dir.file("LOCK")
+        let written = try Data(contentsOf: URL(fileURLWithPath: lock))
+        #expect(written.count == 40 && written.prefix(written.firstIndex(of: 0x0A)!).allSatisfy { (0x30...0x39).contains($0) })
+        try Data("4242\n".utf8).write(to: URL(fileURLWithPath: lock))
+        #expect(try DiskStore(directory: dir.path, options: readOnly()).value(forKey: "k") == Data("v".utf8))
+        var abandoned = written
+        abandoned[32] |= 1   // odd: "deleting"
+        try abandoned.write(to: URL(fileURLWithPath: lock))
+        let start = Date()
+        #expect(try DiskStore(directory: dir.path, options: readOnly()).value(forKey: "k") == Data("v".utf8))
+        #expect(Date().timeIntervalSince(start) < 5)
+        // A writer's open goes on from the generation it finds, even (deletions done).
+        let writer = try DiskStore(directory: dir.path, options: o)
+        let now = try Data(contentsOf: URL(fileURLWithPath: lock))
+        let generation = now[32..<40].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let before = abandoned[32..<40].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(generation > before && generation % 2 == 0)
+        try writer.close()
+    }
+
     @Test func aReadOnlyCacheReadsRefreshesAndRefusesWrites() throws {
         let dir = TemporaryDirectory()
         let writer = try CaskCache(directory: dir.path)
