@@ -31,7 +31,9 @@ public final class CaskCache: Sendable {
     let memory: MemoryCache<MemoryItem>
     /// The options the cache was opened with.
     public let options: CacheOptions
-    private let counters = Locked<(hits: UInt64, misses: UInt64)>((0, 0))
+    /// Memory hits and misses (relaxed atomics: counters, not a lock on the hit path).
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
     #if canImport(Darwin)
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
     private let pressureSource: any DispatchSourceMemoryPressure
@@ -152,14 +154,14 @@ public final class CaskCache: Sendable {
             memory.removeValue(forKey: key)
             return nil
         }
-        counters.withLock { $0.hits += 1 }
+        hits.add(1, ordering: .relaxed)
         return typed
     }
 
     /// The disk layer's bytes for `key` and their record's sequence number; nil (and nothing
     /// in memory) when the disk holds no live value.
     private func diskRecord(forKey key: String) throws(CaskError) -> (Data, UInt64)? {
-        counters.withLock { $0.misses += 1 }
+        misses.add(1, ordering: .relaxed)
         guard let found = try disk.withRecord(forKey: key, { bytes, sequence in (Data(bytes), sequence) }) else {
             memory.removeValue(forKey: key)
             return nil
@@ -211,8 +213,7 @@ public final class CaskCache: Sendable {
 
     /// Both layers' counters.
     public var statistics: CacheStatistics {
-        let c = counters.withLock { $0 }
-        return CacheStatistics(memoryHits: Int(c.hits), memoryMisses: Int(c.misses), memoryItems: memory.count,
+        CacheStatistics(memoryHits: hits.load(ordering: .relaxed), memoryMisses: misses.load(ordering: .relaxed), memoryItems: memory.count,
                                memoryCost: memory.totalCost, disk: disk.statistics)
     }
 
