@@ -42,7 +42,7 @@ struct StoreState: Sendable {
     /// The live pin record of each key that has one (keys' UTF-8 bytes). Pins are rare.
     var pinRecords: [[UInt8]: PinRecordLocation] = [:]
     var segments: [UInt32: SegmentFile] = [:]
-    var usage: [UInt32: SegmentUsage] = [:]
+    var usage = SegmentUsages()
     var hintBytes: [UInt32: Int64] = [:]
     /// Appends to the active segment.
     var writer: SegmentWriter
@@ -145,8 +145,7 @@ struct StoreState: Sendable {
             old = index.removeValue(forKey: key)
         } else {
             old = index.updateValue(entry, forKey: key)
-            usage[entry.segment]?.liveBytes += Int64(entry.recordSize)
-            usage[entry.segment]?.liveCount += 1
+            usage.update(entry.segment) { $0.liveBytes += Int64(entry.recordSize); $0.liveCount += 1 }
             liveBytes += Int64(entry.recordSize)
             if entry.expiry != 0 { expiringCount += 1 }
         }
@@ -159,8 +158,7 @@ struct StoreState: Sendable {
 
     /// Accounts for an entry that no longer holds a live item.
     mutating func forget(_ old: IndexEntry) {
-        usage[old.segment]?.liveBytes -= Int64(old.recordSize)
-        usage[old.segment]?.liveCount -= 1
+        usage.update(old.segment) { $0.liveBytes -= Int64(old.recordSize); $0.liveCount -= 1 }
         liveBytes -= Int64(old.recordSize)
         if old.expiry != 0 { expiringCount -= 1 }
         if old.segment != writer.id { sealedGarbageGrew = true }
