@@ -93,12 +93,12 @@ public final class AppendLog {
     public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: 40))
-        buffer.append(contentsOf: key)
+        buffer.append(contentsOf: key.assumingMemoryBound(to: UInt8.self))
         buffer.withUnsafeMutableBytes { b in
             b.storeBytes(of: UInt16(key.count), toByteOffset: start + 30, as: UInt16.self)
             b.storeBytes(of: UInt32(value.count), toByteOffset: start + 32, as: UInt32.self)
         }
-        buffer.append(contentsOf: value)
+        buffer.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
         index[InlineKey(bytes: key)] = (flushed + start + 40 + key.count, value.count)
         if buffer.count >= 1 << 20 { try drain() }
     }

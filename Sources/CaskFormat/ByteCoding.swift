@@ -16,6 +16,14 @@ extension UnsafeMutableRawBufferPointer {
 }
 
 extension Array where Element == UInt8 {
+    /// Appends `bytes` with one copy (`append(contentsOf:)` given the raw buffer itself walks it
+    /// byte by byte: about 7 instructions a byte, measured with callgrind).
+    @inlinable @inline(__always)
+    package mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+    }
+
     /// `withUnsafeBytes` for bodies with a typed throw (the standard one rethrows `any Error`).
     @inlinable @inline(__always)
     package func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {

@@ -44,9 +44,9 @@ package enum HintFile {
             out.put(UInt16(e.keyLength), at: 42)
             out.put(UInt32(e.storedLength), at: 44)
             out.put(UInt32(e.originalLength), at: 48)
-            body.append(contentsOf: UnsafeRawBufferPointer(out))
+            body.appendBytes(UnsafeRawBufferPointer(out))
         }
-        body.append(contentsOf: key)
+        body.appendBytes(key)
     }
 
     /// A complete hint file: header, the entry bytes built with ``appendEntry(_:key:to:)``, trailer.

@@ -1,14 +1,19 @@
 import CCaskSupport
+import CaskFormat
 
 /// The in-memory hash index: key -> ``IndexEntry``. Open addressing with linear probing over a
 /// power-of-two table of 8-byte slots (32-bit hash fingerprint, entry number); entries live in a
 /// dense array and keys in one byte arena, so an index of n keys makes no per-key allocation.
+/// A key's home slot is the top bits of its hash, which the fingerprint holds: growing the table
+/// and shifting a run back after a removal move slots without touching (or hashing) any key.
 ///
 /// Memory per key: 48 (entry) + key length + 8 / load factor (0.375 ... 0.75) for the slot.
 /// Not thread-safe: the store uses it under its lock.
 struct KeyIndex: Sendable {
     private var slots: [UInt64]
     private var mask: Int
+    /// 64 - log2(slot count): a hash's home slot is `hash >> shift`.
+    private var shift: UInt64
     private(set) var entries: ContiguousArray<IndexEntry> = []
     private var keys: [UInt8] = []
     private var garbageKeyBytes = 0
@@ -19,6 +24,7 @@ struct KeyIndex: Sendable {
         while size * 3 / 4 < capacity { size *= 2 }
         slots = [UInt64](repeating: 0, count: size)
         mask = size - 1
+        shift = UInt64(64 - size.trailingZeroBitCount)
         seed = UInt64.random(in: .min ... .max)
         entries.reserveCapacity(capacity)
     }
@@ -37,10 +43,18 @@ struct KeyIndex: Sendable {
     }
 
     /// The slot number holding `key`, or nil.
+    /// The home slot of a hash (its top bits).
+    @inline(__always)
+    private func home(_ h: UInt64) -> Int { Int(truncatingIfNeeded: h >> shift) }
+
+    /// The home slot of an occupied slot's key, from its fingerprint (the hash's top 32 bits).
+    @inline(__always)
+    private func home(ofSlot s: UInt64) -> Int { Int(truncatingIfNeeded: (s >> 32) >> (shift - 32)) }
+
     @inline(__always)
     private func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
         let fingerprint = h >> 32
-        var i = Int(truncatingIfNeeded: h) & mask
+        var i = home(h)
         return slots.withUnsafeBufferPointer { slots in
             keys.withUnsafeBytes { arena in
                 entries.withUnsafeBufferPointer { entries in
@@ -102,9 +116,9 @@ struct KeyIndex: Sendable {
         var e = entry
         e.keyOffset = UInt32(keys.count)
         e.keyLength = UInt16(key.count)
-        keys.append(contentsOf: key)
+        keys.appendBytes(key)
         entries.append(e)
-        var i = Int(truncatingIfNeeded: h) & mask
+        var i = home(h)
         while slots[i] != 0 { i = (i + 1) & mask }
         slots[i] = (h >> 32) << 32 | UInt64(entries.count)
         return nil
@@ -153,10 +167,7 @@ struct KeyIndex: Sendable {
         var i = (hole + 1) & mask
         slots[hole] = 0
         while slots[i] != 0 {
-            let e = entries[Int(slots[i] & 0xFFFF_FFFF) - 1]
-            let home = keys.withUnsafeBytes { arena in
-                Int(truncatingIfNeeded: hash(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])))
-            } & mask
+            let home = home(ofSlot: slots[i])
             // Move slot i into the hole when its home is not in (hole, i].
             let distanceToHome = (i - home) & mask
             let distanceToHole = (i - hole) & mask
@@ -169,20 +180,18 @@ struct KeyIndex: Sendable {
         }
     }
 
+    /// Doubles the table. Slots move by their fingerprints; no key is read.
     private mutating func grow() {
-        let size = slots.count * 2
-        var newSlots = [UInt64](repeating: 0, count: size)
-        let newMask = size - 1
-        keys.withUnsafeBytes { arena in
-            for (n, e) in entries.enumerated() {
-                let h = hash(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))]))
-                var i = Int(truncatingIfNeeded: h) & newMask
-                while newSlots[i] != 0 { i = (i + 1) & newMask }
-                newSlots[i] = (h >> 32) << 32 | UInt64(n + 1)
-            }
+        let old = slots
+        var table = [UInt64](repeating: 0, count: old.count * 2)
+        mask = table.count - 1
+        shift -= 1
+        for s in old where s != 0 {
+            var i = home(ofSlot: s)
+            while table[i] != 0 { i = (i + 1) & mask }
+            table[i] = s
         }
-        slots = newSlots
-        mask = newMask
+        slots = table
     }
 
     private mutating func compactKeys() {
@@ -193,7 +202,7 @@ struct KeyIndex: Sendable {
                 let e = entries[n]
                 let start = Int(e.keyOffset)
                 entries[n].keyOffset = UInt32(arena.count)
-                arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: old[start..<(start + Int(e.keyLength))]))
+                arena.appendBytes(UnsafeRawBufferPointer(rebasing: old[start..<(start + Int(e.keyLength))]))
             }
         }
         keys = arena

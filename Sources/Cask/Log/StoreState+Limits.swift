@@ -117,7 +117,7 @@ extension StoreState {
                 let r = rank(e)
                 if r <= threshold && !(sparing.map { $0.elementsEqual(key) } ?? false) {
                     candidates.append((r, keys.count, key.count))
-                    keys.append(contentsOf: key)
+                    keys.appendBytes(key)
                 }
             }
             if candidates.isEmpty { return }
