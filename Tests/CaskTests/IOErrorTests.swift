@@ -85,7 +85,7 @@ import Testing
     /// ENOSPC, EIO and EFBIG (in turn) at every call index of every operation kind the workload
     /// makes, once and forever.
     @Test func faultsAtEveryCallIndexOfAFiveHundredOperationWorkload() throws {
-        let kinds: [FaultyFileSystem.Operation] = [.append, .sync, .syncDirectory, .open, .truncate, .rename, .remove, .read, .size]
+        let kinds: [FaultyFileSystem.Operation] = [.append, .sync, .syncDirectory, .open, .truncate, .rename, .remove, .read, .size, .overwrite]
         // A dry run counts the calls of each kind the workload makes after open.
         let dry = FaultyFileSystem(wrapping: SimulatedFileSystem())
         let dryStore = try DiskStore(directory: "/s", options: simulatedOptions(dry, durability: .none, segmentSize: 4096))
