@@ -74,13 +74,15 @@ struct Bench: ParsableCommand {
         for w in all { try withStoreErrors { try measure(w) } }
     }
 
-    /// One run's figures: throughput (for `open`: seconds from hint files), an optional second
-    /// figure (`baseline`: pread gets per second; `open`: seconds by scanning), latency samples.
+    /// One run's figures: throughput (for `open`: seconds from the index snapshot), an optional
+    /// second figure (`baseline`: pread gets per second; `open`: seconds by scanning), latency
+    /// samples, and for `open` more named figures (seconds, or bytes per key).
     struct RunResult {
         var rate: Double
         var second: Double?
         var samples: LatencySamples
         var note = ""
+        var figures: [String: Double] = [:]
     }
 
     /// A result that would make the figures meaningless (the store read back wrong values).
@@ -143,37 +145,49 @@ struct Bench: ParsableCommand {
     }
 
     private func runOpen(at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
-        var closeAfterFill = 0.0, closeAfterUse = 0.0
+        var figures: [String: Double] = [:]
         do {
             // The store of issue 15: every key put, half of them overwritten; then every key read
-            // once in random order (each segment's access times change), and a close after each.
+            // once in random order (access times change everywhere), and a close after each.
             let store = try DiskStore(directory: path, options: makeOptions())
             for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
             for i in stride(from: 0, to: count, by: 2) { try store.setValue(vals[(i + 1) & 63], forKey: keys[i]) }
-            closeAfterFill = try Self.seconds { try store.close() }
+            figures["closeAfterPuts"] = try Self.seconds { try store.close() }
             let reopened = try DiskStore(directory: path, options: makeOptions())
             var x = 12345
             for _ in 0..<count {
                 x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
                 _ = try reopened.withValue(forKey: keys[x % count]) { $0.count }
             }
-            closeAfterUse = try Self.seconds { try reopened.close() }
+            figures["closeAfterReads"] = try Self.seconds { try reopened.close() }
         }
-        let t0 = DispatchTime.now().uptimeNanoseconds
+        let (snapshot, memory) = try timedOpen(path, expectSnapshot: true)
+        figures["indexBytesPerKey"] = memory
+        try removeFiles(in: path) { $0 == "INDEX" }
+        figures["hints"] = try timedOpen(path, expectSnapshot: false).seconds
+        try removeFiles(in: path) { $0 == "INDEX" || $0.hasSuffix(".hint") }
+        let scan = try timedOpen(path, expectSnapshot: false).seconds
+        return RunResult(rate: snapshot, second: scan, samples: LatencySamples(capacity: 0), figures: figures)
+    }
+
+    /// Opens the store at `path`, checks it, closes it; returns the open's seconds and the index
+    /// memory per key (the store's own count of its tables).
+    private func timedOpen(_ path: String, expectSnapshot: Bool) throws -> (seconds: Double, bytesPerKey: Double) {
+        let start = DispatchTime.now().uptimeNanoseconds
         let store = try DiskStore(directory: path, options: makeOptions())
-        let hinted = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
-        guard store.count == count else { throw BenchFailure(description: "reopened \(store.count) keys, expected \(count)") }
-        let note = String(format: "; index memory %.1f bytes per key; close %.3f s after the puts, %.3f s after reading every key",
-                          Double(store.statistics.indexMemoryBytes) / Double(count), closeAfterFill, closeAfterUse)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let stats = store.statistics
+        guard store.count == count, stats.indexLoadedFromSnapshot == expectSnapshot else {
+            throw BenchFailure(description: "reopened \(store.count) keys (expected \(count)), from the snapshot: \(stats.indexLoadedFromSnapshot)")
+        }
         try store.close()
-        for name in try FileManager.default.contentsOfDirectory(atPath: path) where name.hasSuffix(".hint") {
+        return (seconds, Double(stats.indexMemoryBytes) / Double(count))
+    }
+
+    private func removeFiles(in path: String, where matches: (String) -> Bool) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) where matches(name) {
             try FileManager.default.removeItem(atPath: (path as NSString).appendingPathComponent(name))
         }
-        let t1 = DispatchTime.now().uptimeNanoseconds
-        let scanned = try DiskStore(directory: path, options: makeOptions())
-        let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - t1) / 1e9
-        try scanned.close()
-        return RunResult(rate: hinted, second: scanSeconds, samples: LatencySamples(capacity: 0), note: note)
     }
 
     /// Seconds `body` takes.
@@ -215,7 +229,10 @@ struct Bench: ParsableCommand {
         case .baseline:
             print("  baseline     append \(Formatting.rate(rate, per: 1)), pread get \(Formatting.rate(second, per: 1))  (AppendLog: write(2) through a 1 MiB buffer, Dictionary keyed by a 16-byte inline key)")
         case .open:
-            print(String(format: "  open %d keys: %.3f s from hint files, %.3f s by scanning", count, rate, second) + (results.first?.note ?? ""))
+            func figure(_ name: String) -> Double { median(results.compactMap { $0.figures[name] }) }
+            print(String(format: "  open %d keys: %.3f s from the index snapshot, %.3f s from hint files, %.3f s by scanning; "
+                         + "index memory %.1f bytes per key; close %.3f s after the puts, %.3f s after reading every key",
+                         count, rate, figure("hints"), second, figure("indexBytesPerKey"), figure("closeAfterPuts"), figure("closeAfterReads")))
         default:
             let sampled = results.filter { !$0.samples.values.isEmpty }
             let latency = sampled.isEmpty ? "" : String(format: "  p50 %.2f µs  p99 %.2f µs",

@@ -161,6 +161,13 @@ func copyStore(_ source: String, to destination: String) throws {
     try FileManager.default.copyItem(atPath: source, toPath: destination)
 }
 
+/// Deletes the index snapshot a clean close wrote, so that the next open reads the hint files
+/// (or scans): for tests of those paths.
+func removeIndexSnapshot(_ dir: String) throws {
+    let path = dir + "/INDEX"
+    if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+}
+
 func segmentPaths(_ dir: String) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".cask") }.sorted().map { dir + "/" + $0 }
 }
@@ -204,11 +211,15 @@ func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentS
 /// The system's file system with a hook run before every `remove`: for tests that act at an
 /// exact point of a deletion (another process listing the directory halfway, say).
 final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
-    // @unchecked: `beforeRemove` is set before the store that uses this file system exists.
+    // @unchecked: `beforeRemove` and `beforeOpen` are set before the store that uses this file system exists.
     private let base = POSIXFileSystem()
     var beforeRemove: (String) -> Void = { _ in }
+    var beforeOpen: (String) -> Void = { _ in }
 
-    func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle { try base.open(path, mode: mode) }
+    func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
+        beforeOpen(path)
+        return try base.open(path, mode: mode)
+    }
     func close(_ handle: CaskFileHandle) { base.close(handle) }
     func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int { try base.append(handle, buffer) }
     func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {

@@ -31,9 +31,10 @@ extension DiskStore {
             compacting.store(true, ordering: .relaxed)
             defer { compacting.store(false, ordering: .relaxed) }
             var total = CompactionReport()
-            let compactor = Compactor(state: state, directory: directory, options: options, lock: lock)
+            let compactor = Compactor(state: state, directory: directory, options: options, lock: lock, cancellation: closing)
             var passes = 0
             while passes < 1000 {
+                try closing.check()
                 let now = options.clock.milliseconds()
                 let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }

@@ -28,13 +28,15 @@ public final class DiskStore: Sendable {
     /// Flush deadline and interval syncs (nil when read-only).
     private let ticker: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
-    private let hintQueue = DispatchQueue(label: "cask.hints")
+    let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Locked<Bool>(false)
     /// Chooses the group commit's syncing writer (and is taken by `close`/`removeAll`, which
     /// must not close a file under it). Taken before `state`, never inside it.
     let commitGate = CommitGate()
     let compacting = Atomic<Bool>(false)
+    /// Raised by `close`: a running compaction pass stops at its next step instead of finishing.
+    let closing = CancellationFlag()
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     private let compactor: BackgroundThread?
@@ -83,6 +85,8 @@ public final class DiskStore: Sendable {
             : nil
         box.store = self
         ExitFlush.register(self)
+        let hints = state.withLock { s in defer { s.pendingHints = [] }; return s.pendingHints }
+        if !hints.isEmpty { writeHints(hints) }
     }
 
     deinit {
@@ -188,25 +192,6 @@ public final class DiskStore: Sendable {
             }
         } else if d.wantsCompaction {
             compactor?.wake()
-        }
-    }
-
-    /// Writes sealed segments' hint files on the background queue. A hint whose segment was
-    /// compacted away meanwhile is removed again.
-    func writeHints(_ hints: [(UInt32, [UInt8])]) {
-        hintQueue.async { [state, directory, options] in
-            for (id, bytes) in hints {
-                do throws(CaskError) {
-                    try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
-                    state.withLock { s in
-                        if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }
-                        else { try? s.fs.remove(FileNames.join(directory, FileNames.hint(id))) }
-                    }
-                } catch {
-                    state.withLock { $0.stats.backgroundFailures += 1 }
-                    options.logger.warning("could not write the hint file of segment \(id): \(error)")
-                }
-            }
         }
     }
 
@@ -333,14 +318,15 @@ public final class DiskStore: Sendable {
         ExitFlush.unregister(self)
         ticker?.stop()
         compactor?.stop()
-        compactionLock.withLock { _ in }   // let a running pass finish
+        closing.cancel()   // a running pass stops at its next step (before its output is renamed in)
+        compactionLock.withLock { _ in }
         hintQueue.sync {}
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
             try s.syncActive()
             s.installDurable(now: s.options.clock.milliseconds())
-            s.writeActiveHint()
-            s.refreshAccessTimesInHints()
+            // The snapshot stands for the active segment's hint; without it, the hint is written.
+            if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true
             s.index = KeyIndex()
             s.segments = [:]

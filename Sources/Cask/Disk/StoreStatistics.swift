@@ -31,6 +31,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var segmentsScanned = 0
     /// Segments loaded from their hint file on open.
     public var segmentsLoadedFromHints = 0
+    /// Whether open loaded the index from the snapshot written at the last clean close (then no
+    /// hint file is read and no segment scanned).
+    public var indexLoadedFromSnapshot = false
     /// Items expired by their TTL.
     public var expirations = 0
     /// Items evicted by the byte limit.

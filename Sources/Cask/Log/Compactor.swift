@@ -18,6 +18,9 @@ struct Compactor {
     /// The store's lock file, which marks the deletion of inputs for readers (nil in tests that
     /// run a pass by hand).
     var lock: StoreLock? = nil
+    /// Raised when the store closes: the pass stops (``CaskError/closed``) at its next step
+    /// before the output is renamed into place, removing its partial output.
+    var cancellation: CancellationFlag? = nil
     var fs: any CaskFileSystem { options.fileSystem }
 
     /// One input segment.
@@ -80,7 +83,7 @@ struct Compactor {
         let files: [SegmentFile] = state.withLock { s in plan.ids.compactMap { s.segments[$0] } }
         guard files.count == plan.ids.count else { return report }
         let listing = try listRecords(of: files, report: &report)
-        let kept = selectLive(listing, plan: plan, report: &report)
+        let kept = try selectLive(listing, plan: plan, report: &report)
         let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
         if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
         report.bytesWritten = Int(output?.size ?? 0)
@@ -117,6 +120,7 @@ struct Compactor {
             }
             listing.inputs.append(input)
             report.bytesRead += size
+            try cancellation?.check()
         }
         return listing
     }
@@ -126,11 +130,12 @@ struct Compactor {
     /// Keeps the records the index still points at, and the tombstones that may still hide an
     /// older record; in sequence order. Checked under the lock in batches of 4,096, so writers
     /// are not held up long.
-    private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) -> [Kept] {
+    private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) throws(CaskError) -> [Kept] {
         let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
         var start = 0
         while start < listing.records.count {
+            try cancellation?.check()
             let end = min(listing.records.count, start + 4096)
             state.withLock { s in
                 for (n, r) in zip(start..<end, listing.records[start..<end]) {
@@ -191,9 +196,11 @@ struct Compactor {
             // Declared inside: on a throw the temporary file is closed before it is removed.
             var writer = try SegmentWriter.output(header, at: temporary, fs: fs)
             let offsets = try copy(kept, of: listing, to: &writer)
+            try cancellation?.check()
             try writer.flush()
             CrashPoint.compactionOutputWritten.reach()
             try writer.sync()
+            try cancellation?.check()
             let hint = writer.hintFile()
             try StoreFiles.writeAtomically(hint, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
             // Records that made input records dead (overwrites, removes, evictions) were appended
@@ -218,7 +225,8 @@ struct Compactor {
     private func copy(_ kept: [Kept], of listing: Listing, to writer: inout SegmentWriter) throws(CaskError) -> [Int64] {
         var offsets: [Int64] = []
         offsets.reserveCapacity(kept.count)
-        for r in kept {
+        for (n, r) in kept.enumerated() {
+            if n & 4095 == 4095 { try cancellation?.check() }
             let input = listing.inputs[r.input]
             let offset = try input.withBytes { raw throws(CaskError) -> Int64 in
                 let bytes = UnsafeRawBufferPointer(rebasing: raw[r.offset..<(r.offset + r.size)])

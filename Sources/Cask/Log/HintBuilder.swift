@@ -7,8 +7,19 @@ struct HintBuilder: Sendable {
     private(set) var count = 0
     /// Offsets of each entry's record, for ``removeRecords(from:)``.
     private var recordOffsets: [UInt32] = []
+    /// False when the segment held records before this builder started (a segment continued
+    /// after an open from the index snapshot, which keeps no hint file for it): the hint is
+    /// then made by scanning the sealed segment instead.
+    private(set) var isComplete = true
 
     init() {}
+
+    /// A builder for a segment whose earlier records it does not know.
+    static func continuingUnknownRecords() -> HintBuilder {
+        var builder = HintBuilder()
+        builder.isComplete = false
+        return builder
+    }
 
     /// The entries of an existing hint file (nil when it fails any check): for a writer that
     /// continues the segment it describes.

@@ -209,6 +209,39 @@ struct KeyIndex: Sendable {
         garbageKeyBytes = 0
     }
 
+    // MARK: Restoring
+
+    /// An index over `entries` (from an ``IndexSnapshot``), whose keys lie in `keys` one after
+    /// the other in entry order; their offsets are set here. Nil when two entries have the same
+    /// key (a snapshot that was not written by this type).
+    init?(restoring entries: ContiguousArray<IndexEntry>, keys: [UInt8]) {
+        self.init(capacity: entries.count)
+        self.entries = entries
+        self.keys = keys
+        var offset = 0
+        for n in self.entries.indices {
+            self.entries[n].keyOffset = UInt32(offset)
+            offset += Int(self.entries[n].keyLength)
+        }
+        guard offset == keys.count else { return nil }
+        for n in self.entries.indices {
+            let e = self.entries[n]
+            let placed = keys.withUnsafeBytes { arena -> Bool in
+                let key = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+                let h = hash(key)
+                guard find(key, hash: h) == nil else { return false }
+                var i = home(h)
+                while slots[i] != 0 { i = (i + 1) & mask }
+                slots[i] = (h >> 32) << 32 | UInt64(n + 1)
+                return true
+            }
+            guard placed else { return nil }
+        }
+    }
+
+    /// Bytes of the keys of the entries (the arena without removed keys' bytes).
+    var liveKeyBytes: Int { keys.count - garbageKeyBytes }
+
     // MARK: Iteration
 
     /// The key of an entry from ``entries``.
@@ -225,6 +258,19 @@ struct KeyIndex: Sendable {
                 body(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))]), e)
             }
         }
+    }
+
+    /// Calls `body` with every key (as bytes) and entry in ``entries`` order, stopping at the
+    /// first error.
+    func forEachEntry<E: Error>(_ body: (UnsafeRawBufferPointer, IndexEntry) throws(E) -> Void) throws(E) {
+        let result: Result<Void, E> = keys.withUnsafeBytes { arena in
+            for e in entries {
+                let key = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+                do throws(E) { try body(key, e) } catch { return .failure(error) }
+            }
+            return .success(())
+        }
+        try result.get()
     }
 
     /// The numbers of the entries (positions in ``entries``) that `include` accepts, in

@@ -13,9 +13,6 @@ final class SegmentFile: @unchecked Sendable {
     let handle: CaskFileHandle
     let fileSystem: any CaskFileSystem
     let mapping: UnsafeRawBufferPointer?
-    /// Read since its hint file was written (set under the store's lock; the hint's access
-    /// times are refreshed on a clean close).
-    var wasRead = false
 
     init(id: UInt32, path: String, handle: CaskFileHandle, fileSystem: any CaskFileSystem, mapLength: Int = 0) {
         self.id = id

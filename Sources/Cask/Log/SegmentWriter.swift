@@ -151,8 +151,11 @@ struct SegmentWriter: Sendable {
 
     // MARK: Hints
 
-    /// The complete hint file of the segment as written so far. `accessTime(key, offset)` may
-    /// supply newer access times than the ones recorded at append.
+    /// Whether ``hintFile(accessTime:)`` lists every record of the segment.
+    var hasCompleteHints: Bool { hints.isComplete }
+
+    /// The complete hint file of the segment as written so far (when ``hasCompleteHints``).
+    /// `accessTime(key, offset)` may supply newer access times than the ones recorded at append.
     func hintFile(accessTime: ((UnsafeRawBufferPointer, Int) -> Int64?)? = nil) -> [UInt8] {
         hints.encoded(segmentID: id, segmentSize: size, accessTime: accessTime)
     }

@@ -38,6 +38,8 @@ struct StoreLoader {
     var hintsToWrite: [UInt32] = []
     /// Segments loaded from a valid hint file (closed cleanly: no torn tail, hint complete).
     var loadedFromHints: Set<UInt32> = []
+    /// The index came from the snapshot of the last clean close (every segment is complete).
+    var restoredFromSnapshot = false
     /// Records that an intact hint file lists but its damaged or cut segment no longer holds.
     var lostRecords: [LostRecord] = []
 
@@ -75,8 +77,11 @@ struct StoreLoader {
     /// Loads the store from `snapshot` (a reader checks it against concurrent deletions first).
     mutating func load(_ snapshot: Snapshot) throws(CaskError) -> StoreState {
         let (listing, opened) = (snapshot.listing, snapshot.opened)
-        index = KeyIndex(capacity: expectedEntries(listing))
+        let restored = listing.names.contains(IndexSnapshot.fileName)
+            ? IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs) : nil
         try removeLeftovers(listing)
+        if let restored { return try start(from: restored, listing: listing, opened: opened) }
+        index = KeyIndex(capacity: expectedEntries(listing))
         let current = try removeClearedSegments(opened)
         let kept = try loadRecords(current, hinted: listing.hintIDs)
         let dropped = applySalvageRule()
@@ -110,9 +115,27 @@ struct StoreLoader {
 
     // MARK: Recovery steps
 
-    /// Step 1: unfinished temporary files and hint files whose segment is gone.
+    /// The state from a valid index snapshot (recovery step 0): the segments are exactly the
+    /// ones of the last clean close, so there is nothing to recover.
+    private mutating func start(from restored: IndexSnapshot.Restored, listing: StoreDirectory, opened: [Loaded]) throws(CaskError) -> StoreState {
+        index = restored.index
+        maximumSequence = restored.maximumSequence
+        stats.indexLoadedFromSnapshot = true
+        restoredFromSnapshot = true
+        var state = try readOnly ? startReadOnlyState(with: opened, opened: opened) : startState(with: opened, listing: listing)
+        for (key, location) in restored.pins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
+        // A segment sealed without a hint (full at the last close): made in the background.
+        for segment in opened where !readOnly && segment.file.id != state.writer.id && !listing.hintIDs.contains(segment.file.id) {
+            state.pendingHints.append((segment.file.id, []))
+        }
+        return state
+    }
+
+    /// Step 1: unfinished temporary files, hint files whose segment is gone, and the index
+    /// snapshot (read already, if valid; it must not outlive the first write).
     func removeLeftovers(_ listing: StoreDirectory) throws(CaskError) {
         guard !readOnly else { return }   // a reader ignores them: they are not segments
+        if listing.names.contains(IndexSnapshot.fileName) { try fs.remove(FileNames.join(directory, IndexSnapshot.fileName)) }
         for name in listing.temporaryNames {
             try fs.remove(FileNames.join(directory, name))   // an unfinished hint or compaction output
         }
@@ -296,8 +319,8 @@ struct StoreLoader {
     private func continueNewest(of kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> SegmentWriter? {
         guard let newest = kept.last, newest.file.id == listing.segmentIDs.last,
               let header = newest.header, header.kind == .log, newest.version == Format.version,
-              loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
-              let hints = readHintBuilder(of: newest) else { return nil }
+              restoredFromSnapshot || loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
+              let hints = restoredFromSnapshot ? .continuingUnknownRecords() : readHintBuilder(of: newest) else { return nil }
         let path = newest.file.path
         let handle = try fs.open(path, mode: .appendOrCreate)
         let file = SegmentFile(id: newest.file.id, path: path, handle: handle, fileSystem: fs, mapLength: options.segmentSize)

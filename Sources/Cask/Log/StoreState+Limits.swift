@@ -38,9 +38,6 @@ extension StoreState {
             if !options.isReadOnly { try? evict(key, cause: cause, now: now) }
             return nil
         }
-        // A clean close rewrites the hints of segments read since their hint was made (the
-        // active one's hint is made at seal from the records' write times): the time survives.
-        if let file = segments[entry.segment], !file.wasRead { file.wasRead = true }
         return entry
     }
 

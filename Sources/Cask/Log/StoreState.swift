@@ -46,7 +46,8 @@ struct StoreState: Sendable {
     var hintBytes: [UInt32: Int64] = [:]
     /// Appends to the active segment.
     var writer: SegmentWriter
-    /// Hint files waiting to be written by the background writer (segment id, bytes).
+    /// Hint files waiting to be written by the background writer (segment id, bytes; empty
+    /// bytes: made by scanning the segment).
     var pendingHints: [(UInt32, [UInt8])] = []
     var nextSequence: UInt64
     var nextSegmentID: UInt32
@@ -205,7 +206,9 @@ struct StoreState: Sendable {
         CrashPoint.rolloverBeforeNewSegment.reach()
         let sealed = writer
         try startSegment(flags: 0)
-        pendingHints.append((sealed.id, sealed.hintFile()))
+        // An empty hint asks the hint writer to scan the sealed segment (its writer did not see
+        // all of its records).
+        pendingHints.append((sealed.id, sealed.hasCompleteHints ? sealed.hintFile() : []))
         wantsCompaction = true
     }
 

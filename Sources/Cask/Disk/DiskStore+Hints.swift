@@ -1,0 +1,30 @@
+import CaskFormat
+
+extension DiskStore {
+    /// Writes sealed segments' hint files on the background queue. A hint whose segment was
+    /// compacted away meanwhile is removed again.
+    func writeHints(_ hints: [(UInt32, [UInt8])]) {
+        hintQueue.async { [state, directory, options] in
+            for (id, made) in hints {
+                do throws(CaskError) {
+                    guard let bytes = try made.isEmpty ? Self.scannedHint(of: id, in: state) : made else { continue }
+                    try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
+                    state.withLock { s in
+                        if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }
+                        else { try? s.fs.remove(FileNames.join(directory, FileNames.hint(id))) }
+                    }
+                } catch {
+                    state.withLock { $0.stats.backgroundFailures += 1 }
+                    options.logger.warning("could not write the hint file of segment \(id): \(error)")
+                }
+            }
+        }
+    }
+
+    /// The hint of sealed segment `id`, made by scanning it (outside the lock: a sealed segment
+    /// does not change); nil when it is gone or damaged.
+    private static func scannedHint(of id: UInt32, in state: Locked<StoreState>) throws(CaskError) -> [UInt8]? {
+        guard let file = state.withLock({ $0.segments[id] }) else { return nil }
+        return try StoreState.scannedHint(of: file) { _, _ in nil }
+    }
+}
