@@ -176,7 +176,11 @@ struct Stats: ParsableCommand {
         if let o = items.map(\.writeDate).min(), let n = items.map(\.writeDate).max() {
             print("oldest / newest  \(Formatting.duration(Date().timeIntervalSince(o))) / \(Formatting.duration(Date().timeIntervalSince(n))) ago")
         }
-        print("open             \(stats.segmentsLoadedFromHints) segments from hints, \(stats.segmentsScanned) scanned, \(stats.damagedRanges) damaged ranges, \(stats.tornTailBytes) torn-tail bytes cut")
+        if stats.indexLoadedFromSnapshot {
+            print("open             index from the snapshot written at the last clean close")
+        } else {
+            print("open             \(stats.segmentsLoadedFromHints) segments from hints, \(stats.segmentsScanned) scanned, \(stats.damagedRanges) damaged ranges, \(stats.tornTailBytes) torn-tail bytes cut")
+        }
         print("")
         print(Formatting.table(
             ["SEGMENT", "FILE", "LIVE", "GARBAGE", "HINT", ""],
