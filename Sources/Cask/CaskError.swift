@@ -58,7 +58,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             let owner = pid.map { "process \($0)" } ?? "another process or handle"
             return "store at \(path) is open in \(owner); close it there first"
         case let .notACaskStore(file):
-            return "not a Cask store: \(file) is not Cask's (a store directory holds only LOCK, *.cask and *.hint files); check the path"
+            return "not a Cask store: \(file) is not Cask's (a store directory holds only LOCK, INDEX, *.cask and *.hint files); check the path"
         case let .unsupportedFormatVersion(file, found, supported):
             return "format version \(found) in \(file) is newer than this cask (\(supported)); upgrade cask"
         case let .readOnly(path):
