@@ -140,12 +140,21 @@ import CaskFormat
         for cut in [0, 7, 48, good.count / 2, good.count - 1] { variants.append(Array(good.prefix(cut))) }
         // Valid checksum, but the first entry's offset points past its segment.
         var foreign = good
-        let marks = Int(good.withUnsafeBytes { $0.u32(12) })
-        foreign.withUnsafeMutableBytes { $0.put(UInt32.max - 100, at: 48 + marks * 16 + 12) }
+        let marks = Int(good.withUnsafeBytes { $0.u32(12) }), slots = Int(good.withUnsafeBytes { $0.u64(56) })
+        let firstEntry = IndexSnapshot.headerSize + marks * IndexSnapshot.markSize + slots * IndexSnapshot.slotSize
+        foreign.withUnsafeMutableBytes { $0.put(UInt32.max - 100, at: firstEntry + 12) }
         let end = foreign.count - 8
         let crc = foreign.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
         foreign.withUnsafeMutableBytes { $0.put(crc, at: end) }
         variants.append(foreign)
+        // Valid checksum, but a slot names an entry that does not exist.
+        var badSlot = good
+        let header = IndexSnapshot.headerSize + marks * IndexSnapshot.markSize
+        let occupied = try #require((0..<slots).first { n in badSlot.withUnsafeBytes { $0.u64(header + n * 8) } != 0 })
+        badSlot.withUnsafeMutableBytes { $0.put(UInt64(0xFFFF_FFFF), at: header + occupied * 8) }
+        let crc2 = badSlot.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
+        badSlot.withUnsafeMutableBytes { $0.put(crc2, at: end) }
+        variants.append(badSlot)
         let work = TemporaryDirectory()
         for (n, bytes) in variants.enumerated() {
             let copy = work.file("v\(n)")

@@ -15,7 +15,8 @@ enum IndexSnapshot {
     /// "CASKIDX\0".
     static let magic: [UInt8] = Array("CASKIDX\0".utf8)
     static let version: UInt32 = 1
-    static let headerSize = 48
+    static let headerSize = 64
+    static let slotSize = 8
     static let markSize = 16
     static let entrySize = 48
     static let pinSize = 32
@@ -40,10 +41,13 @@ enum IndexSnapshot {
         var pins: Int
         var pinKeyBytes: Int
         var maximumSequence: UInt64
+        /// The index's hash seed and its table's slot count (a power of two).
+        var seed: UInt64
+        var slots: Int
 
         /// Bytes of the whole file these counts make.
         var fileSize: Int {
-            headerSize + segments * markSize + entries * entrySize + keyBytes + pins * pinSize + pinKeyBytes + trailerSize
+            headerSize + segments * markSize + slots * slotSize + entries * entrySize + keyBytes + pins * pinSize + pinKeyBytes + trailerSize
         }
     }
 
@@ -75,10 +79,20 @@ extension IndexSnapshot {
         let handle = try fs.open(temporary, mode: .createTruncate)
         do throws(CaskError) {
             var out = SnapshotOutput(handle: handle, fs: fs)
+            let table = index.table
             let header = Header(segments: marks.count, entries: index.count, keyBytes: index.liveKeyBytes,
-                                pins: pins.count, pinKeyBytes: pins.keys.reduce(0) { $0 + $1.count }, maximumSequence: maximumSequence)
+                                pins: pins.count, pinKeyBytes: pins.keys.reduce(0) { $0 + $1.count },
+                                maximumSequence: maximumSequence, seed: table.seed, slots: table.slots.count)
             try out.reserve(headerSize) { encode(header, into: $0) }
             for m in marks { try out.reserve(markSize) { encode(m, into: $0) } }
+            try table.slots.withUnsafeBufferPointer { slots throws(CaskError) in
+                for start in stride(from: 0, to: slots.count, by: 1 << 16) {
+                    let chunk = slots[start..<min(slots.count, start + 1 << 16)]
+                    try out.reserve(chunk.count * slotSize) { raw in
+                        for (n, slot) in chunk.enumerated() { raw.put(slot, at: n * slotSize) }
+                    }
+                }
+            }
             try index.forEachEntry { _, e throws(CaskError) in try out.reserve(entrySize) { encode(e, into: $0) } }
             try index.forEachEntry { key, _ throws(CaskError) in try out.append(key) }
             for (key, pin) in pins.sorted(by: { $0.value.sequence < $1.value.sequence }) {
@@ -107,6 +121,8 @@ extension IndexSnapshot {
         raw.put(UInt32(h.pins), at: 32)
         raw.put(UInt32(h.pinKeyBytes), at: 36)
         raw.put(h.maximumSequence, at: 40)
+        raw.put(h.seed, at: 48)
+        raw.put(UInt64(h.slots), at: 56)
     }
 
     private static func encode(_ m: SegmentMark, into raw: UnsafeMutableRawBufferPointer) {

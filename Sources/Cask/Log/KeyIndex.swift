@@ -211,11 +211,31 @@ struct KeyIndex: Sendable {
 
     // MARK: Restoring
 
-    /// An index over `entries` (from an ``IndexSnapshot``), whose keys lie in `keys` one after
-    /// the other in entry order; their offsets are set here. Nil when two entries have the same
-    /// key (a snapshot that was not written by this type).
-    init?(restoring entries: ContiguousArray<IndexEntry>, keys: [UInt8]) {
-        self.init(capacity: entries.count)
+    /// The hash table as an ``IndexSnapshot`` saves it: each slot is 0 (empty) or the key's
+    /// 32-bit fingerprint above its entry number plus one; `seed` keys the hash.
+    var table: (slots: [UInt64], seed: UInt64) { (slots, seed) }
+
+    /// An index restored from an ``IndexSnapshot``: `entries`, their keys one after the other in
+    /// entry order in `keys` (offsets are set here), and the saved table. Nil unless the table
+    /// is a power of two no more than 3/4 full whose slots name every entry exactly once, and
+    /// the keys fill `keys` exactly: lookups then stay in bounds and terminate whatever the
+    /// fingerprints hold (a wrong one only makes a lookup miss; keys are always compared).
+    init?(restoring entries: ContiguousArray<IndexEntry>, keys: [UInt8], slots: [UInt64], seed: UInt64) {
+        let size = slots.count
+        guard keys.count <= Int(UInt32.max), size >= 16, size & (size - 1) == 0, entries.count * 4 <= size * 3 else { return nil }
+        var named = [Bool](repeating: false, count: entries.count)
+        var occupied = 0
+        for s in slots where s != 0 {
+            let n = Int(s & 0xFFFF_FFFF) - 1
+            guard n >= 0, n < entries.count, !named[n] else { return nil }
+            named[n] = true
+            occupied += 1
+        }
+        guard occupied == entries.count else { return nil }
+        self.slots = slots
+        self.mask = size - 1
+        self.shift = UInt64(64 - size.trailingZeroBitCount)
+        self.seed = seed
         self.entries = entries
         self.keys = keys
         var offset = 0
@@ -224,19 +244,6 @@ struct KeyIndex: Sendable {
             offset += Int(self.entries[n].keyLength)
         }
         guard offset == keys.count else { return nil }
-        for n in self.entries.indices {
-            let e = self.entries[n]
-            let placed = keys.withUnsafeBytes { arena -> Bool in
-                let key = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
-                let h = hash(key)
-                guard find(key, hash: h) == nil else { return false }
-                var i = home(h)
-                while slots[i] != 0 { i = (i + 1) & mask }
-                slots[i] = (h >> 32) << 32 | UInt64(n + 1)
-                return true
-            }
-            guard placed else { return nil }
-        }
     }
 
     /// Bytes of the keys of the entries (the arena without removed keys' bytes).

@@ -1,0 +1,96 @@
+import CaskFormat
+
+/// Reads an ``IndexSnapshot`` front to back, section by section, keeping the checksum of every
+/// byte read; each read returns nil when the file ends early or the I/O fails.
+struct SnapshotInput {
+    let handle: CaskFileHandle
+    let fs: any CaskFileSystem
+    private var position: Int64 = 0
+    private var crc: UInt32 = 0
+
+    init(handle: CaskFileHandle, fs: any CaskFileSystem) {
+        self.handle = handle
+        self.fs = fs
+    }
+
+    /// Fills `buffer` with the next bytes.
+    private mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Bool {
+        guard buffer.count > 0 else { return true }
+        guard (try? fs.readExactly(handle, into: buffer, at: position)) == true else { return false }
+        crc = CRC32C.checksum(UnsafeRawBufferPointer(buffer), extending: crc)
+        position += Int64(buffer.count)
+        return true
+    }
+
+    mutating func bytes(count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        return bytes.withUnsafeMutableBytes { read(into: $0) } ? bytes : nil
+    }
+
+    /// The header, when its magic and version are this build's and its counts are small
+    /// enough for the size arithmetic that follows.
+    mutating func header() -> IndexSnapshot.Header? {
+        guard let b = bytes(count: IndexSnapshot.headerSize) else { return nil }
+        return b.withUnsafeBytes { raw -> IndexSnapshot.Header? in
+            guard raw.prefix(8).elementsEqual(IndexSnapshot.magic), raw.u32(8) == IndexSnapshot.version else { return nil }
+            let entries = raw.u64(16), keyBytes = raw.u64(24), slots = raw.u64(56)
+            guard entries < 1 << 32, keyBytes < 1 << 32, slots < 1 << 33 else { return nil }
+            return IndexSnapshot.Header(segments: Int(raw.u32(12)), entries: Int(entries), keyBytes: Int(keyBytes),
+                                        pins: Int(raw.u32(32)), pinKeyBytes: Int(raw.u32(36)),
+                                        maximumSequence: raw.u64(40), seed: raw.u64(48), slots: Int(slots))
+        }
+    }
+
+    mutating func marks(count: Int) -> [IndexSnapshot.SegmentMark]? {
+        guard let b = bytes(count: count * IndexSnapshot.markSize) else { return nil }
+        return b.withUnsafeBytes { raw in
+            (0..<count).map { n in
+                let at = n * IndexSnapshot.markSize
+                return IndexSnapshot.SegmentMark(id: raw.u32(at), size: Int64(bitPattern: raw.u64(at + 8)), tailChecksum: raw.u32(at + 4))
+            }
+        }
+    }
+
+    /// The hash table's slots, read straight into the array (little-endian on disk).
+    mutating func slots(count: Int) -> [UInt64]? {
+        var slots = [UInt64](repeating: 0, count: count)
+        guard slots.withUnsafeMutableBytes({ read(into: $0) }) else { return nil }
+        #if _endian(big)
+        for n in slots.indices { slots[n] = UInt64(littleEndian: slots[n]) }
+        #endif
+        return slots
+    }
+
+    /// The entries, decoded 1 MiB of the file at a time, each checked against the segments.
+    mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> ContiguousArray<IndexEntry>? {
+        var sizes: [UInt32: Int64] = [:]
+        for m in marks { sizes[m.id] = m.size }
+        var entries = ContiguousArray<IndexEntry>()
+        entries.reserveCapacity(count)
+        let perChunk = (1 << 20) / IndexSnapshot.entrySize
+        var chunk = [UInt8](repeating: 0, count: perChunk * IndexSnapshot.entrySize)
+        var left = count
+        while left > 0 {
+            let n = min(left, perChunk)
+            let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
+                let part = UnsafeMutableRawBufferPointer(rebasing: raw[..<(n * IndexSnapshot.entrySize)])
+                guard read(into: part) else { return false }
+                for i in 0..<n {
+                    guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: sizes) else { return false }
+                    entries.append(e)
+                }
+                return true
+            }
+            guard ok else { return nil }
+            left -= n
+        }
+        return entries
+    }
+
+    /// Reads the trailer: the masked checksum of everything before it, then the end magic.
+    mutating func trailerHolds() -> Bool {
+        let sum = crc
+        guard let b = bytes(count: IndexSnapshot.trailerSize) else { return false }
+        return b.withUnsafeBytes { $0.u32(0) == CRC32C.mask(sum) && $0.u32(4) == IndexSnapshot.endMagic }
+    }
+}
