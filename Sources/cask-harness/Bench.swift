@@ -163,6 +163,7 @@ struct Bench: ParsableCommand {
         }
         let (snapshot, memory) = try timedOpen(path, expectSnapshot: true)
         figures["indexBytesPerKey"] = memory
+        figures["anonymousBytesPerKey"] = try Self.footprint(of: path)
         try removeFiles(in: path) { $0 == "INDEX" }
         figures["hints"] = try timedOpen(path, expectSnapshot: false).seconds
         try removeFiles(in: path) { $0 == "INDEX" || $0.hasSuffix(".hint") }
@@ -182,6 +183,23 @@ struct Bench: ParsableCommand {
         }
         try store.close()
         return (seconds, Double(stats.indexMemoryBytes) / Double(count))
+    }
+
+    /// Anonymous memory per key of the store at `path` opened in a fresh process
+    /// (`cask-harness footprint`), so that no allocation of this one is reused.
+    static func footprint(of path: String) throws -> Double {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        child.arguments = ["footprint", path]
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        try child.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        guard child.terminationStatus == 0, let figure = output.split(separator: " ").dropFirst(3).first.flatMap({ Double($0) }) else {
+            throw BenchFailure(description: "cask-harness footprint failed: \(output)")
+        }
+        return figure
     }
 
     private func removeFiles(in path: String, where matches: (String) -> Bool) throws {
@@ -231,8 +249,8 @@ struct Bench: ParsableCommand {
         case .open:
             func figure(_ name: String) -> Double { median(results.compactMap { $0.figures[name] }) }
             print(String(format: "  open %d keys: %.3f s from the index snapshot, %.3f s from hint files, %.3f s by scanning; "
-                         + "index memory %.1f bytes per key; close %.3f s after the puts, %.3f s after reading every key",
-                         count, rate, figure("hints"), second, figure("indexBytesPerKey"), figure("closeAfterPuts"), figure("closeAfterReads")))
+                         + "index memory %.1f bytes per key (%.1f of anonymous memory); close %.3f s after the puts, %.3f s after reading every key",
+                         count, rate, figure("hints"), second, figure("indexBytesPerKey"), figure("anonymousBytesPerKey"), figure("closeAfterPuts"), figure("closeAfterReads")))
         default:
             let sampled = results.filter { !$0.samples.values.isEmpty }
             let latency = sampled.isEmpty ? "" : String(format: "  p50 %.2f µs  p99 %.2f µs",
