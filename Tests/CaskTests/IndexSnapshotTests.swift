@@ -168,6 +168,49 @@ import CaskFormat
         }
     }
 
+    /// Bitrot in the last bytes of the newest segment after a clean close costs only the damaged
+    /// key (not a torn-tail cut of every later record, nor the salvage bound), and the key stays
+    /// gone: a tombstone hides its older value, with or without the snapshot.
+    @Test func damageInASegmentsTailCostsOnlyTheDamagedKey() throws {
+        let dir = TemporaryDirectory()
+        var o = options()
+        o.compression = .never
+        do {
+            let store = try DiskStore(directory: dir.path, options: o)
+            try store.setValue(Data("old".utf8), forKey: "k5")
+            for i in 0..<60 { try store.setValue(Data(repeating: 1, count: 100), forKey: "filler\(i)") }
+            for i in 0..<10 { try store.setValue(Data(repeating: UInt8(i), count: 100), forKey: "k\(i)") }
+            try store.close()
+        }
+        let segment = try #require(try segmentPaths(dir.path).last)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        // k5's new value: the only run of 100 bytes of 5s.
+        let at = try #require(bytes.firstRange(of: Data(repeating: 5, count: 100))).lowerBound + 50
+        try flipByte(segment, at: at)
+        for round in ["snapshot", "after a reopen without it"] {
+            if round != "snapshot" { try removeIndexSnapshot(dir.path) }
+            let store = try DiskStore(directory: dir.path, options: o)
+            if round == "snapshot" {
+                #expect(store.statistics.indexLoadedFromSnapshot)
+                #expect(store.statistics.corruptRecords == 1)
+            }
+            #expect(try store.value(forKey: "k5") == nil, "\(round)")
+            if round == "snapshot" {
+                for i in 0..<10 where i != 5 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 100), "k\(i)") }
+                for i in 0..<60 { #expect(try store.value(forKey: "filler\(i)") != nil, "filler\(i)") }
+            } else {
+                // Without the snapshot the damaged (now sealed) segment is scanned: the salvage
+                // rule may drop older keys, but no key comes back wrong, and later ones survive.
+                for i in 0..<10 where i != 5 {
+                    let got = try store.value(forKey: "k\(i)")
+                    #expect(got == nil || got == Data(repeating: UInt8(i), count: 100), "\(round): k\(i)")
+                }
+                for i in 6..<10 { #expect(try store.value(forKey: "k\(i)") != nil, "\(round): k\(i)") }
+            }
+            try store.close()
+        }
+    }
+
     /// A read-only open uses the snapshot too, and leaves it in place.
     @Test func aReaderUsesTheSnapshotAndKeepsIt() throws {
         let dir = TemporaryDirectory()

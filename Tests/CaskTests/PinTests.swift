@@ -271,6 +271,7 @@ import CaskFormat
             for i in 0..<30 { try store.setValue(Data(repeating: UInt8(i), count: 300), forKey: "k\(i)", isPinned: i == 4) }
             try store.close()
         }
+        try removeIndexSnapshot(dir.path)   // a version-1 writer never wrote one
         // Rewrite every header as a version-1 writer wrote it (version field and header checksum).
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".cask") || $0.hasSuffix(".hint") }
         #expect(names.contains { $0.hasSuffix(".hint") })

@@ -13,7 +13,7 @@ extension IndexSnapshot {
         var input = SnapshotInput(handle: handle, fs: fs)
         guard let header = input.header(), header.segments == segments.count,
               (try? fs.size(handle)) == Int64(header.fileSize),
-              let marks = input.marks(count: header.segments), matches(marks, segments, fs: fs),
+              let marks = input.marks(count: header.segments), let changed = changedTails(marks, segments, fs: fs),
               let slots = input.slots(count: header.slots),
               let entries = input.entries(count: header.entries, in: marks),
               let keys = input.bytes(count: header.keyBytes),
@@ -21,15 +21,48 @@ extension IndexSnapshot {
               input.trailerHolds(),
               let index = KeyIndex(restoring: entries, keys: keys, slots: slots, seed: header.seed),
               let pins = decodePins(pinBytes, count: header.pins, in: marks) else { return nil }
-        return Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
+        var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
+        guard changed.isEmpty || checkChangedTails(&restored, changed: changed, segments: segments) else { return nil }
+        return restored
     }
 
-    /// Whether the directory's segments are the ones the snapshot describes.
-    private static func matches(_ marks: [SegmentMark], _ segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) -> Bool {
+    /// Nil unless the segments are the ones the snapshot describes (same ids and sizes, in
+    /// order); then the ids of those whose last bytes changed since (damage: the rest of a
+    /// segment is checked record by record on read, as always).
+    private static func changedTails(_ marks: [SegmentMark], _ segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) -> [UInt32: Int64]? {
+        var changed: [UInt32: Int64] = [:]
         for (m, s) in zip(marks, segments) {
-            guard m.id == s.file.id, m.size == s.size,
-                  (try? tailChecksum(of: s.file.handle, size: s.size, fs: fs)) == m.tailChecksum else { return false }
+            guard m.id == s.file.id, m.size == s.size else { return nil }
+            if (try? tailChecksum(of: s.file.handle, size: s.size, fs: fs)) != m.tailChecksum { changed[m.id] = m.size }
         }
+        return changed
+    }
+
+    /// Reads every entry's record that lies in a changed tail. A record that fails its checksum
+    /// is damage: its key leaves the index (listed in `damagedKeys`, for a tombstone). A record
+    /// that is intact but not the entry's (another key or sequence) means the segment is not
+    /// the one the snapshot saw: false, and the snapshot is not used.
+    private static func checkChangedTails(_ restored: inout Restored, changed: [UInt32: Int64], segments: [(file: SegmentFile, size: Int64)]) -> Bool {
+        var files: [UInt32: SegmentFile] = [:]
+        for s in segments where changed[s.file.id] != nil { files[s.file.id] = s.file }
+        var damaged: [[UInt8]] = []
+        var foreign = false
+        restored.index.forEachEntry { key, e in
+            guard let size = changed[e.segment], Int64(e.offset) + Int64(e.recordSize) > size - Int64(tailLength),
+                  let file = files[e.segment] else { return }
+            var bytes = [UInt8](repeating: 0, count: e.recordSize)
+            let read = (try? bytes.withMutableBytes { raw throws(CaskError) in
+                try file.fileSystem.readExactly(file.handle, into: raw, at: Int64(e.offset)) }) ?? false
+            guard read, case .record(let h) = bytes.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) else {
+                damaged.append(Array(key))
+                return
+            }
+            let sameKey = bytes.withUnsafeBytes { key.elementsEqual(UnsafeRawBufferPointer(rebasing: $0[Format.recordHeaderSize..<(Format.recordHeaderSize + min(h.keyLength, e.recordSize - Format.recordHeaderSize))])) }
+            if h.sequence != e.sequence || !sameKey { foreign = true }
+        }
+        guard !foreign else { return false }
+        for key in damaged { key.withUnsafeBytes { _ = restored.index.removeValue(forKey: $0) } }
+        restored.damagedKeys = damaged.map { String(decoding: $0, as: UTF8.self) }
         return true
     }
 

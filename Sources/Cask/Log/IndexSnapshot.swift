@@ -56,6 +56,9 @@ enum IndexSnapshot {
         var index: KeyIndex
         var pins: [[UInt8]: PinRecordLocation]
         var maximumSequence: UInt64
+        /// Keys whose record lay in a segment tail that changed since the snapshot and no longer
+        /// passes its checksum (bitrot): already out of the index.
+        var damagedKeys: [String] = []
     }
 
     /// The CRC32C of the last ``tailLength`` bytes (or fewer) of a segment of `size` bytes.

@@ -38,7 +38,8 @@ struct StoreLoader {
     var hintsToWrite: [UInt32] = []
     /// Segments loaded from a valid hint file (closed cleanly: no torn tail, hint complete).
     var loadedFromHints: Set<UInt32> = []
-    /// The index came from the snapshot of the last clean close (every segment is complete).
+    /// The index came from the snapshot of the last clean close and every segment is complete
+    /// and undamaged (the newest may be continued).
     var restoredFromSnapshot = false
     /// Records that an intact hint file lists but its damaged or cut segment no longer holds.
     var lostRecords: [LostRecord] = []
@@ -121,9 +122,16 @@ struct StoreLoader {
         index = restored.index
         maximumSequence = restored.maximumSequence
         stats.indexLoadedFromSnapshot = true
-        restoredFromSnapshot = true
+        // Damage found in a tail: the newest segment is not continued (sealed, its damage can
+        // never be taken for a torn tail by a later scan).
+        restoredFromSnapshot = restored.damagedKeys.isEmpty
         var state = try readOnly ? startReadOnlyState(with: opened, opened: opened) : startState(with: opened, listing: listing)
         for (key, location) in restored.pins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
+        state.stats.corruptRecords += restored.damagedKeys.count
+        if !restored.damagedKeys.isEmpty {
+            logger.error("\(restored.damagedKeys.count) records at the end of a segment are damaged; their keys were dropped")
+            if !readOnly { try tombstone(restored.damagedKeys, in: &state) }   // an older record must not come back
+        }
         // A segment sealed without a hint (full at the last close): made in the background.
         for segment in opened where !readOnly && segment.file.id != state.writer.id && !listing.hintIDs.contains(segment.file.id) {
             state.pendingHints.append((segment.file.id, []))
