@@ -40,9 +40,60 @@ static uint32_t crc_software(uint32_t crc, const uint8_t *p, size_t n) {
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
+
+// The crc32 instruction has a latency of 3 cycles and a throughput of 1 a cycle: one chain of
+// them runs at a third of the unit's speed. Three interleaved chains over consecutive 256-byte
+// blocks keep it busy; their registers are then joined with `shift_block`, the linear map
+// that appends 256 zero bytes to a CRC register (built once from the bit-wise definition).
+#define CRC_BLOCK 256
+static uint32_t shift_block[4][256];
+static int shift_ready = 0;
+
+static uint32_t append_zero_bytes(uint32_t c, size_t n) {
+    while (n--) for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    return c;
+}
+
+static void build_shift(void) {
+    uint32_t basis[32];
+    for (int bit = 0; bit < 32; bit++) basis[bit] = append_zero_bytes(1u << bit, CRC_BLOCK);
+    for (int b = 0; b < 4; b++) {
+        for (uint32_t v = 0; v < 256; v++) {
+            uint32_t image = 0;
+            for (int k = 0; k < 8; k++) if (v & (1u << k)) image ^= basis[8 * b + k];
+            shift_block[b][v] = image;
+        }
+    }
+    __atomic_store_n(&shift_ready, 1, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t shifted(uint32_t c) {
+    return shift_block[0][c & 0xFF] ^ shift_block[1][(c >> 8) & 0xFF] ^
+           shift_block[2][(c >> 16) & 0xFF] ^ shift_block[3][c >> 24];
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t crc_hardware(uint32_t crc, const uint8_t *p, size_t n) {
     uint64_t c = ~crc;
+    if (n >= 3 * CRC_BLOCK) {
+        if (!__atomic_load_n(&shift_ready, __ATOMIC_ACQUIRE)) build_shift();
+        while (n >= 3 * CRC_BLOCK) {
+            uint64_t c1 = 0, c2 = 0;
+            for (size_t i = 0; i < CRC_BLOCK; i += 8) {
+                uint64_t w0, w1, w2;
+                memcpy(&w0, p + i, 8);
+                memcpy(&w1, p + CRC_BLOCK + i, 8);
+                memcpy(&w2, p + 2 * CRC_BLOCK + i, 8);
+                c = _mm_crc32_u64(c, w0);
+                c1 = _mm_crc32_u64(c1, w1);
+                c2 = _mm_crc32_u64(c2, w2);
+            }
+            c = shifted((uint32_t)c) ^ (uint32_t)c1;
+            c = shifted((uint32_t)c) ^ (uint32_t)c2;
+            p += 3 * CRC_BLOCK;
+            n -= 3 * CRC_BLOCK;
+        }
+    }
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);

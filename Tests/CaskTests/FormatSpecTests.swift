@@ -94,6 +94,20 @@ import CaskFormat
             }
             #expect(whole == split)
         }
+        // The three-stream path (768 bytes and up) agrees with the bit-wise definition at every
+        // length and alignment around its block boundaries, and from any starting CRC.
+        func reference(_ bytes: ArraySlice<UInt8>, from crc: UInt32) -> UInt32 {
+            var c = ~crc
+            for b in bytes { c ^= UInt32(b); for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 } }
+            return ~c
+        }
+        for n in [767, 768, 769, 775, 1536, 2304, 2311, 4096, 4099] {
+            for start in [0, 1, 3] where start + n <= data.count {
+                let slice = data[start..<(start + n)]
+                let got = slice.withUnsafeBytes { CRC32C.checksum($0, extending: 0x1234_5678) }
+                #expect(got == reference(slice, from: 0x1234_5678), "length \(n) at \(start)")
+            }
+        }
         // A zero-filled record header never validates.
         let zeros = [UInt8](repeating: 0, count: 256)
         if case .record = zeros.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) { Issue.record("zeros decoded as a record") }

@@ -157,6 +157,7 @@ final class Runner {
         let largeOrder = Array(0..<max(1, n / 10)).shuffled(using: &rng)
         _ = try fill("fillrandom-4KiB", dir: directory("large"), n: largeOrder.count, values: large,
                      order: { largeOrder[$0] }, closeAfter: true)
+        try readRandomLarge(dir: directory("large"), keys: largeOrder.count)
         try durable()
         try overwrite()
     }
@@ -173,6 +174,23 @@ final class Runner {
         }
         guard wrong == 0 else { throw CheckFailed(description: "\(engine.name): \(wrong) random reads wrong or missing") }
         record("readrandom", t, operations: count, userBytes: count * 116, written: false, dir: dir, writeStart: ProcessProbe.storageWriteBytes())
+    }
+
+    /// Random gets of the 4 KiB values (reopened store, every value checked).
+    func readRandomLarge(dir: String, keys n: Int) throws {
+        let e = try open(dir)
+        let s = try e.makeSession()
+        var rng = XorShift(seed: 12)
+        var buffer = [UInt8](repeating: 0, count: 4200)
+        var wrong = 0
+        let keys = data.keys, large = self.large
+        let t = try timed(count, stride: 4) { _ in
+            let k = Int(rng.next() % UInt64(n))
+            if try !s.get(keys[k], into: &buffer) || buffer != large[k & 63] { wrong += 1 }
+        }
+        try e.close()
+        guard wrong == 0 else { throw CheckFailed(description: "\(engine.name): \(wrong) random 4 KiB reads wrong or missing") }
+        record("readrandom-4KiB", t, operations: count, userBytes: count * (16 + 4096), written: false, dir: dir, writeStart: ProcessProbe.storageWriteBytes())
     }
 
     func readMissing(_ s: any EngineSession, dir: String) throws {
