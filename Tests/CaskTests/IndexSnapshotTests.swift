@@ -155,6 +155,14 @@ import CaskFormat
         let crc2 = badSlot.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
         badSlot.withUnsafeMutableBytes { $0.put(crc2, at: end) }
         variants.append(badSlot)
+        // Valid checksum, but a slot's fingerprint is not its key's (found by the open() fuzzer:
+        // the entry could not be reached by its key, and removing another key trapped).
+        var badFingerprint = good
+        let fingerprinted = badFingerprint.withUnsafeBytes { $0.u64(header + occupied * 8) }
+        badFingerprint.withUnsafeMutableBytes { $0.put(fingerprinted ^ (0x5A5A_5A5A << 32), at: header + occupied * 8) }
+        let crc3 = badFingerprint.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
+        badFingerprint.withUnsafeMutableBytes { $0.put(crc3, at: end) }
+        variants.append(badFingerprint)
         let work = TemporaryDirectory()
         for (n, bytes) in variants.enumerated() {
             let copy = work.file("v\(n)")
@@ -164,6 +172,8 @@ import CaskFormat
             #expect(!store.statistics.indexLoadedFromSnapshot, "variant \(n)")
             #expect(store.count == expected.count, "variant \(n)")
             for (k, v) in expected { #expect(try store.value(forKey: k) == v, "variant \(n): \(k)") }
+            for k in expected.keys { try store.removeValue(forKey: k) }
+            #expect(store.count == 0, "variant \(n)")
             try store.close()
         }
     }

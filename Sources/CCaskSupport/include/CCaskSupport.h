@@ -15,3 +15,9 @@ uint32_t cask_crc32c_extend(uint32_t crc, const void *data, size_t length);
 /// seed is random per index so that colliding keys cannot be prepared in advance).
 uint64_t cask_hash64(const void *data, size_t length, uint64_t seed);
 #endif
+
+#ifndef CASK_SUPPORT_PREFETCH_H
+#define CASK_SUPPORT_PREFETCH_H
+/// Asks the CPU to start loading the cache line at `address` (a hint: no effect on results).
+static inline void cask_prefetch(const void *address) { __builtin_prefetch(address); }
+#endif

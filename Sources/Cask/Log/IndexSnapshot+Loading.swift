@@ -69,14 +69,14 @@ extension IndexSnapshot {
     /// One entry, checked against the segment it names (a checksummed file can still come from
     /// a faulty writer: nothing it says may point outside a segment).
     @inline(__always)
-    static func decodeEntry(_ raw: UnsafeRawBufferPointer, at: Int, sizes: [UInt32: Int64]) -> IndexEntry? {
+    static func decodeEntry(_ raw: UnsafeRawBufferPointer, at: Int, sizes: inout SegmentSizes) -> IndexEntry? {
         let keyLength = raw.u16(at + 44), flags = raw.u8(at + 46)
         guard Int(keyLength) <= Format.maximumKeyLength, flags & ~Format.RecordFlag.known == 0 else { return nil }
         let e = IndexEntry(
             segment: raw.u32(at + 8), offset: raw.u32(at + 12), storedLength: raw.u32(at + 16),
             originalLength: raw.u32(at + 20), sequence: raw.u64(at), writeTime: Int64(raw.u32(at + 40)) * 1000,
             expiry: raw.i64(at + 24), accessTime: raw.i64(at + 32), flags: flags, keyLength: keyLength)
-        guard let size = sizes[e.segment], Int64(e.offset) + Int64(e.recordSize) <= size else { return nil }
+        guard let size = sizes.size(of: e.segment), Int64(e.offset) + Int64(e.recordSize) <= size else { return nil }
         return e
     }
 
@@ -98,5 +98,25 @@ extension IndexSnapshot {
             }
             return at == raw.count ? pins : nil
         }
+    }
+}
+
+/// Segment sizes by id for checking entries, which come in runs of one segment: the last
+/// answer is kept, so a run costs one dictionary lookup, not one per entry.
+struct SegmentSizes {
+    private var sizes: [UInt32: Int64] = [:]
+    private var lastID: UInt32? = nil
+    private var lastSize: Int64 = 0
+
+    init(_ marks: [IndexSnapshot.SegmentMark]) {
+        for m in marks { sizes[m.id] = m.size }
+    }
+
+    @inline(__always)
+    mutating func size(of id: UInt32) -> Int64? {
+        if id == lastID { return lastSize }
+        guard let size = sizes[id] else { return nil }
+        (lastID, lastSize) = (id, size)
+        return size
     }
 }

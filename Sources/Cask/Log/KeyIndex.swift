@@ -1,4 +1,6 @@
 import CCaskSupport
+import Dispatch
+import Synchronization
 import CaskFormat
 
 /// The in-memory hash index: key -> ``IndexEntry``. Open addressing with linear probing over a
@@ -218,8 +220,9 @@ struct KeyIndex: Sendable {
     /// An index restored from an ``IndexSnapshot``: `entries`, their keys one after the other in
     /// entry order in `keys` (offsets are set here), and the saved table. Nil unless the table
     /// is a power of two no more than 3/4 full whose slots name every entry exactly once, and
-    /// the keys fill `keys` exactly: lookups then stay in bounds and terminate whatever the
-    /// fingerprints hold (a wrong one only makes a lookup miss; keys are always compared).
+    /// the keys fill `keys` exactly, and every entry is found by its own key (so a snapshot
+    /// whose fingerprints or probe runs are not its keys' is refused, not half-trusted: an entry
+    /// its key cannot reach could never be replaced or removed).
     init?(restoring entries: ContiguousArray<IndexEntry>, keys: [UInt8], slots: [UInt64], seed: UInt64) {
         let size = slots.count
         guard keys.count <= Int(UInt32.max), size >= 16, size & (size - 1) == 0, entries.count * 4 <= size * 3 else { return nil }
@@ -243,7 +246,44 @@ struct KeyIndex: Sendable {
             self.entries[n].keyOffset = UInt32(offset)
             offset += Int(self.entries[n].keyLength)
         }
-        guard offset == keys.count else { return nil }
+        guard offset == keys.count, findsEveryEntryByItsKey() else { return nil }
+    }
+
+    /// Whether looking up each entry's key finds that very entry. Read-only, so split over the
+    /// cores; the keys are hashed 16 at a time and their home slots prefetched, so that the
+    /// table's cache misses overlap instead of following one another.
+    private func findsEveryEntryByItsKey() -> Bool {
+        let n = entries.count, chunks = n < 1 << 14 ? 1 : 8
+        let failures = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: chunks) { c in
+            if !findsEntries((n * c / chunks)..<(n * (c + 1) / chunks)) { failures.add(1, ordering: .relaxed) }
+        }
+        return failures.load(ordering: .relaxed) == 0
+    }
+
+    private func findsEntries(_ range: Range<Int>) -> Bool {
+        let batch = 16
+        return keys.withUnsafeBytes { arena in
+            slots.withUnsafeBufferPointer { table in
+                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: batch) { h in
+                    func key(_ i: Int) -> UnsafeRawBufferPointer {
+                        let e = entries[i]
+                        return UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+                    }
+                    for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
+                        let end = min(range.upperBound, start + batch)
+                        for i in start..<end {
+                            h[i - start] = hash(key(i))
+                            cask_prefetch(table.baseAddress! + home(h[i - start]))
+                        }
+                        for i in start..<end {
+                            guard let slot = find(key(i), hash: h[i - start]), entryNumber(slot: slot) == i else { return false }
+                        }
+                    }
+                    return true
+                }
+            }
+        }
     }
 
     /// Bytes of the keys of the entries (the arena without removed keys' bytes).

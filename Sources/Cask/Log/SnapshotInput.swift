@@ -63,8 +63,7 @@ struct SnapshotInput {
 
     /// The entries, decoded 1 MiB of the file at a time, each checked against the segments.
     mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> ContiguousArray<IndexEntry>? {
-        var sizes: [UInt32: Int64] = [:]
-        for m in marks { sizes[m.id] = m.size }
+        var sizes = SegmentSizes(marks)
         var entries = ContiguousArray<IndexEntry>()
         entries.reserveCapacity(count)
         let perChunk = (1 << 20) / IndexSnapshot.entrySize
@@ -76,7 +75,7 @@ struct SnapshotInput {
                 let part = UnsafeMutableRawBufferPointer(rebasing: raw[..<(n * IndexSnapshot.entrySize)])
                 guard read(into: part) else { return false }
                 for i in 0..<n {
-                    guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: sizes) else { return false }
+                    guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
                     entries.append(e)
                 }
                 return true
