@@ -3,7 +3,8 @@ import Synchronization
 import CaskFormat
 
 /// A persistent key-value store of byte values: a Bitcask-style log of checksummed records in
-/// segment files, with an in-memory index rebuilt on open.
+/// segment files, with an in-memory index loaded on open (from the snapshot a clean close
+/// writes, else rebuilt from hint files and segments).
 ///
 /// ```swift
 /// let store = try DiskStore(directory: "/tmp/cache")
