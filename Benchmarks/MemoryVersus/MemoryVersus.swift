@@ -82,6 +82,9 @@ func median(_ xs: [Double]) -> Double { let s = xs.sorted(); return s[s.count / 
 var runs = 5
 if let i = CommandLine.arguments.firstIndex(of: "--runs"), i + 1 < CommandLine.arguments.count,
    let n = Int(CommandLine.arguments[i + 1]), n > 0 { runs = n }
+/// `--only TEXT`: run only the workloads whose name contains TEXT (for profiling one of them).
+var only: String?
+if let i = CommandLine.arguments.firstIndex(of: "--only"), i + 1 < CommandLine.arguments.count { only = CommandLine.arguments[i + 1] }
 
 let hot = keys(1_000)
 let wide = keys(100_000)
@@ -120,13 +123,16 @@ let workloads: [(String, () -> Double)] = [
 
 var results: [String: [Double]] = [:]
 for _ in 0..<runs {
-    for (name, run) in workloads { results[name, default: []].append(run()) }
+    for (name, run) in workloads where only.map({ name.contains($0) }) ?? true { results[name, default: []].append(run()) }
 }
 print("workload | median ops/s (\(runs) runs)")
-for (name, _) in workloads {
+for (name, _) in workloads where results[name] != nil {
     print(String(format: "%@ | %.2f M/s", name, median(results[name]!) / 1e6))
 }
-@MainActor func ratio(_ a: String, _ b: String) -> String { String(format: "%.2f", median(results[a]!) / median(results[b]!)) }
+@MainActor func ratio(_ a: String, _ b: String) -> String {
+    guard let x = results[a], let y = results[b] else { return "-" }
+    return String(format: "%.2f", median(x) / median(y))
+}
 print("ratios: get hot vs bare Dictionary \(ratio("get hot: MemoryCache", "get hot: bare Dictionary")); vs locked LRU \(ratio("get hot: MemoryCache", "get hot: locked Dictionary LRU")); set vs locked LRU \(ratio("set hot: MemoryCache", "set hot: locked Dictionary LRU")); 100K get vs locked LRU \(ratio("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU")); 2 threads vs 1 \(ratio("get hot: MemoryCache, 2 threads", "get hot: MemoryCache")); facade hit vs MemoryCache \(ratio("get hot: CaskCache facade memory hit", "get hot: MemoryCache"))")
 if sink.load(ordering: .relaxed) != 0 { print("unexpected misses: \(sink.load(ordering: .relaxed))") }
 try? facade.close()

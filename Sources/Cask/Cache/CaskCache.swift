@@ -28,11 +28,11 @@ public final class CaskCache: Sendable {
     /// The disk layer.
     public let disk: DiskStore
     /// The memory layer: decoded values, each with the disk record it came from; cost = encoded bytes.
-    let memory: MemoryCache<MemoryItem>
+    @usableFromInline let memory: MemoryCache<MemoryItem>
     /// The options the cache was opened with.
     public let options: CacheOptions
     /// Memory hits and misses (relaxed atomics: counters, not a lock on the hit path).
-    private let hits = Atomic<Int>(0)
+    @usableFromInline let hits = Atomic<Int>(0)
     private let misses = Atomic<Int>(0)
     #if canImport(Darwin)
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
@@ -40,9 +40,15 @@ public final class CaskCache: Sendable {
     #endif
 
     /// A decoded value and the sequence number of the disk record it was decoded from.
+    @usableFromInline
     struct MemoryItem: Sendable {
-        let value: any Sendable
-        let sequence: UInt64
+        @usableFromInline let value: any Sendable
+        @usableFromInline let sequence: UInt64
+
+        init(value: any Sendable, sequence: UInt64) {
+            self.value = value
+            self.sequence = sequence
+        }
     }
 
     /// Opens (creating when missing) a cache whose disk layer lives in `directory`.
@@ -117,9 +123,17 @@ public final class CaskCache: Sendable {
     /// expired or evicted.
     /// - Throws: ``CaskError/typeMismatch(key:type:reason:)`` when the stored bytes are not a
     ///   `T` (the item is kept), or what ``DiskStore/value(forKey:)`` throws.
+    @inlinable
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
+        // Inlinable, so that a memory hit is specialised for `T` in the caller's module.
+        if T.self != Data.self, let typed: T = try memoryHit(forKey: key) { return typed }
+        return try valueFromDisk(type, forKey: key)
+    }
+
+    /// ``value(_:forKey:)`` past the memory layer: `Data` values, and the other types' misses.
+    @usableFromInline
+    func valueFromDisk<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
         if T.self == Data.self { return try data(forKey: key) as? T }
-        if let typed: T = try memoryHit(forKey: key) { return typed }
         guard let (data, sequence) = try diskRecord(forKey: key) else { return nil }
         let decoded: T
         do { decoded = try options.coder.decode(T.self, from: data) } catch {
@@ -148,9 +162,12 @@ public final class CaskCache: Sendable {
 
     /// The memory layer's value for `key` when it is a `T` and its disk record is still the
     /// live one (which the disk layer then counts as used). A stale copy is dropped.
-    private func memoryHit<T>(forKey key: String) throws(CaskError) -> T? {
-        guard let item = memory.value(forKey: key), let typed = item.value as? T else { return nil }
-        guard try disk.touch(key) == item.sequence else {
+    @inlinable
+    func memoryHit<T>(forKey key: String) throws(CaskError) -> T? {
+        // One clock reading for both layers: the memory and disk layers share the disk's clock.
+        let now = options.disk.clock.milliseconds()
+        guard let item = memory.value(forKey: key, now: now), let typed = item.value as? T else { return nil }
+        guard try disk.touch(key, now: now) == item.sequence else {
             memory.removeValue(forKey: key)
             return nil
         }

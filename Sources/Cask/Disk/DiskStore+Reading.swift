@@ -32,12 +32,13 @@ extension DiskStore {
         try withRecord(forKey: key) { bytes, _ in body(bytes) }
     }
 
-    /// Marks `key` as read now (LRU order and age) without reading its value. Returns the
-    /// sequence number of its record, or nil when it holds no live value (absent, expired or
-    /// past the age limit: such an item is evicted now, as a read would). For the cache
-    /// facade, whose memory hits are reads of the disk layer's items too.
-    func touch(_ key: String) throws(CaskError) -> UInt64? {
-        let now = options.clock.milliseconds()
+    /// Marks `key` as read at `now` (milliseconds of the store's clock: LRU order and age)
+    /// without reading its value. Returns the sequence number of its record, or nil when it
+    /// holds no live value (absent, expired or past the age limit: such an item is evicted now,
+    /// as a read would). For the cache facade, whose memory hits are reads of the disk
+    /// layer's items too.
+    @usableFromInline
+    func touch(_ key: String, now: Int64) throws(CaskError) -> UInt64? {
         let (sequence, deferred) = try withUTF8(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (UInt64?, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }

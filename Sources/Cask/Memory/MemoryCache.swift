@@ -49,6 +49,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public static var maximumCost: Int { 1 << 40 }
 
     @usableFromInline let shards: [MemoryShard<Value>]
+    /// The same shards, reachable on the hot paths without reference counting (`shards` owns them).
+    @usableFromInline let shardReferences: ContiguousArray<Unmanaged<MemoryShard<Value>>>
     @usableFromInline let shardMask: Int
     @usableFromInline let seed = UInt64.random(in: .min ... .max)
     /// The limits (of the whole cache).
@@ -81,6 +83,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         var n = 1
         while n < min(max(shards, 1), 64) { n *= 2 }
         self.shards = (0..<n).map { _ in MemoryShard<Value>() }
+        self.shardReferences = ContiguousArray(self.shards.map { Unmanaged.passUnretained($0) })
         self.shardMask = n - 1
         self.limits = limits
         self.countLimit = limits.countLimit.map { max(0, $0) } ?? .max
@@ -109,9 +112,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         withUTF8(key) { cask_hash64($0.baseAddress, $0.count, seed) }
     }
 
+    /// Runs `body` with the shard of `hash`, without retaining it (the cache keeps it alive).
     @inlinable @inline(__always)
-    func shard(_ hash: UInt64) -> MemoryShard<Value> {
-        shards[Int(truncatingIfNeeded: hash) & shardMask]
+    func withShard<R>(_ hash: UInt64, _ body: (MemoryShard<Value>) -> R) -> R {
+        shardReferences[Int(truncatingIfNeeded: hash) & shardMask]._withUnsafeGuaranteedRef(body)
     }
 
     @inlinable @inline(__always)
@@ -128,12 +132,17 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        let now = clock.milliseconds()
+        value(forKey: key, now: clock.milliseconds())
+    }
+
+    /// ``value(forKey:)`` at `now` (milliseconds of the cache's clock), for a caller that has
+    /// read the clock already.
+    @inlinable
+    func value(forKey key: String, now: Int64) -> Value? {
         let use = nextUse()
         let h = hash(key)
-        let shard = shard(h)
         var expired: LRUList<Value>.Node?
-        let found: Value? = shard.list.withLock { list in
+        let found: Value? = withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return nil }
             if isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now) {
                 expired = list.remove(key, hash: h)
@@ -144,7 +153,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             list.touch(i, now: now, stamp: use)
             if wasOldest { shard.publishOldest(list) }
             return list.nodes[Int(i)].value
-        }
+        } }
         if let expired {
             account(removedCount: 1, removedCost: expired.cost)
             onEviction?(key, expired.value!, .age)
@@ -174,14 +183,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         let now = clock.milliseconds()
         let use = nextUse()
         let h = hash(key)
-        let shard = shard(h)
-        let replaced: LRUList<Value>.Node? = shard.list.withLock { list in
+        let replaced: LRUList<Value>.Node? = withShard(h) { shard in shard.withLock { list in
             var old: LRUList<Value>.Node?
             if let i = list.position(of: key, hash: h) { old = list.nodes[Int(i)] }
             list.set(key, hash: h, value, cost: cost, now: now, stamp: use)
             shard.publishOldest(list)
             return old
-        }
+        } }
         if let replaced {
             costSum.wrappingAdd(cost &- replaced.cost, ordering: .relaxed)
         } else {
@@ -199,12 +207,11 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @discardableResult
     public func removeValue(forKey key: String) -> Value? {
         let h = hash(key)
-        let shard = shard(h)
-        let removed = shard.list.withLock { list -> LRUList<Value>.Node? in
+        let removed = withShard(h) { shard in shard.withLock { list -> LRUList<Value>.Node? in
             let n = list.remove(key, hash: h)
             if n != nil { shard.publishOldest(list) }
             return n
-        }
+        } }
         guard let removed else { return nil }
         account(removedCount: 1, removedCost: removed.cost)
         return removed.value
@@ -214,10 +221,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func contains(_ key: String) -> Bool {
         let now = clock.milliseconds()
         let h = hash(key)
-        return shard(h).list.withLock { list in
+        return withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return false }
             return !isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now)
-        }
+        } }
     }
 
     /// Removes every item (no eviction events).
@@ -258,7 +265,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         var evicted: [(String, Value, EvictionCause)] = []
         var removedCost = 0
         for shard in shards {
-            shard.list.withLock { list in
+            shard.withLock { list in
                 // Within a shard the list is in order of use, so the aged items are at its end.
                 while list.tail >= 0 && list.nodes[Int(list.tail)].accessTime < cutoff, let n = list.removeLeastRecentlyUsed() {
                     evicted.append((n.key, n.value!, .age))
@@ -290,7 +297,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         var removed: [LRUList<Value>.Node] = []
         var removedCost = 0
         for shard in shards {
-            shard.list.withLock { list in
+            shard.withLock { list in
                 while let n = list.removeLeastRecentlyUsed() {
                     removedCost &+= n.cost
                     removed.append(n)
@@ -330,7 +337,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             guard best >= 0 else { return nil }
             attempts += 1
             let shard = shards[best]
-            let victim = shard.list.withLock { list -> LRUList<Value>.Node? in
+            let victim = shard.withLock { list -> LRUList<Value>.Node? in
                 // Another thread changed this shard since the scan: look again (a few times).
                 guard list.oldestStamp == bestUse || (attempts > 3 && list.count > 0) else { return nil }
                 let n = list.removeLeastRecentlyUsed()
@@ -355,15 +362,29 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     }
 }
 
-/// One independently locked part of a ``MemoryCache``.
+/// One independently locked part of a ``MemoryCache``: its LRU list and the mutex that guards it.
+// @unchecked: `list` is only touched between pthread_mutex_lock and pthread_mutex_unlock.
 @usableFromInline
-final class MemoryShard<Value>: Sendable {
-    @usableFromInline let list = Locked(LRUList<Value>())
+final class MemoryShard<Value>: @unchecked Sendable {
+    @usableFromInline let mutex = PthreadMutex.make()
+    /// Guarded by `mutex`, which also rules out overlapping accesses (hence no dynamic
+    /// exclusivity check on the hot path).
+    @exclusivity(unchecked) @usableFromInline var list = LRUList<Value>()
     /// The use number of the shard's least recently used item (`UInt64.max` when empty),
     /// published under the shard's lock so that eviction can pick a shard without locking all.
     @usableFromInline let oldestUse = Atomic<UInt64>(.max)
 
     @usableFromInline init() {}
+
+    deinit { PthreadMutex.destroy(mutex) }
+
+    /// Runs `body` with exclusive access to the list. Do not call back into the same shard.
+    @inlinable @inline(__always)
+    func withLock<R>(_ body: (inout LRUList<Value>) -> R) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&list)
+    }
 
     @inlinable @inline(__always)
     func publishOldest(_ list: LRUList<Value>) {

@@ -16,20 +16,18 @@ import Darwin
 @usableFromInline
 final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var value: Value
+    /// Guarded by `mutex`, which also rules out overlapping accesses (hence no dynamic
+    /// exclusivity check).
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
     @usableFromInline
     init(_ value: consuming Value) {
         self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let rc = pthread_mutex_init(mutex, nil)
-        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+        mutex = PthreadMutex.make()
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        PthreadMutex.destroy(mutex)
     }
 
     /// Runs `body` with exclusive access to the value. Do not call back into the same lock.
@@ -38,5 +36,26 @@ final class Locked<Value>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+}
+
+/// Creates and destroys the `pthread_mutex_t`s of ``Locked`` and of the memory cache's shards.
+@usableFromInline
+enum PthreadMutex {
+    /// A new mutex on a cache line of its own, so that two locks never share one.
+    @usableFromInline
+    static func make() -> UnsafeMutablePointer<pthread_mutex_t> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(64, MemoryLayout<pthread_mutex_t>.stride), alignment: 64)
+        let mutex = raw.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+        return mutex
+    }
+
+    @usableFromInline
+    static func destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+        pthread_mutex_destroy(mutex)
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 }
