@@ -131,6 +131,29 @@ import CaskFormat
         }
     }
 
+    /// Each thread reuses one LZ4 state; every block must still stand alone: the same value
+    /// compressed twice in a row gives the same block (not a reference to the first), and
+    /// every block decodes without the ones before it, on several threads at once.
+    @Test func lz4BlocksStandAloneWhenTheStateIsReused() async {
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<4 {
+                group.addTask {
+                    var rng = SeededBytes(seed: UInt64(40 + thread))
+                    for size in [600, 4096, 17, 70_000, 4096, 1_000] {
+                        let value = [UInt8](rng.compressible(size))
+                        let first = value.withUnsafeBytes { Compression.compress($0, policy: .always) }
+                        let second = value.withUnsafeBytes { Compression.compress($0, policy: .always) }
+                        #expect(first == second, "size \(size): the second block differs (it used the first as a dictionary)")
+                        guard let block = second else { continue }
+                        var out = [UInt8](repeating: 0, count: size)
+                        #expect(block.withUnsafeBytes { c in out.withUnsafeMutableBytes { LZ4.decompress(c, into: $0) } })
+                        #expect(out == value)
+                    }
+                }
+            }
+        }
+    }
+
     @Test func compressionPolicyKeepsOnlyWhatSaves() {
         var rng = SeededBytes(seed: 2)
         let text = [UInt8](rng.compressible(4096)), noise = [UInt8](rng.random(4096))
