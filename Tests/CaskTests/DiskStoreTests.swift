@@ -170,6 +170,39 @@ import Testing
 
 /// Open continues a cleanly closed newest segment (issue 14): an app that opens its store, writes
 /// a little and closes it at every launch grows one segment, not a segment and a hint per launch.
+/// The active segment's flushed bytes are handed to the device 8 MiB at a time
+/// (`startWriteback`, format-spec.md "Writing protocol"), so that a sync waits for less.
+@Suite struct WritebackTests {
+    @Test func flushedBytesAreWrittenBackInChunksBetweenSyncs() throws {
+        let dir = TemporaryDirectory()
+        let fs = HookedFileSystem()
+        var o = options(segmentSize: 24 << 20)
+        o.compression = .never
+        o.fileSystem = fs
+        let store = try DiskStore(directory: dir.path, options: o)
+        let value = Data(repeating: 7, count: 64 << 10)
+        for i in 0..<600 {   // about 38 MiB: a rollover, and a sync() halfway through a segment
+            try store.setValue(value, forKey: "k\(i)")
+            if i == 200 { try store.sync() }
+        }
+        try store.close()
+        let calls = fs.writebacksAndSyncs.withLock { $0 }
+        let writebacks = calls.filter { $0.1 >= 0 }
+        #expect(writebacks.count >= 3, "\(writebacks.count) writebacks for 38 MiB")
+        var nextStart: [Int32: Int64] = [:]   // per file: where the next writeback may begin
+        for (fd, offset, count) in calls {
+            if offset < 0 { continue }
+            #expect(count >= SegmentWriter.writebackChunk, "writeback of \(count) bytes")
+            #expect(offset >= nextStart[fd, default: 0], "writeback at \(offset) overlaps an earlier one")
+            nextStart[fd] = offset + count
+        }
+        let reopened = try DiskStore(directory: dir.path, options: o)
+        #expect(reopened.count == 600)
+        #expect(try reopened.value(forKey: "k599") == value)
+        try reopened.close()
+    }
+}
+
 @Suite struct ReopenGrowthTests {
     /// 1,000 cycles here (about 10 s: every close syncs and writes a hint); 10,000 in the long
     /// tier (`CASK_LONG_TESTS=1`, about 100 s).

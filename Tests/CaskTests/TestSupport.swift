@@ -215,6 +215,8 @@ final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     private let base = POSIXFileSystem()
     var beforeRemove: (String) -> Void = { _ in }
     var beforeOpen: (String) -> Void = { _ in }
+    /// Every `startWriteback` (file descriptor, offset, count) and `sync` (descriptor, -1, -1), in order.
+    let writebacksAndSyncs = Locked<[(Int32, Int64, Int64)]>([])
 
     func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
         beforeOpen(path)
@@ -225,7 +227,14 @@ final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
         try base.read(handle, into: buffer, at: offset)
     }
-    func sync(_ handle: CaskFileHandle) throws(CaskError) { try base.sync(handle) }
+    func sync(_ handle: CaskFileHandle) throws(CaskError) {
+        writebacksAndSyncs.withLock { $0.append((handle.rawValue, -1, -1)) }
+        try base.sync(handle)
+    }
+    func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {
+        writebacksAndSyncs.withLock { $0.append((handle.rawValue, offset, count)) }
+        base.startWriteback(handle, offset: offset, count: count)
+    }
     func syncDirectory(_ path: String) throws(CaskError) { try base.syncDirectory(path) }
     func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64 { try base.size(handle) }
     func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError) { try base.truncate(handle, to: length) }

@@ -21,3 +21,12 @@ uint64_t cask_hash64(const void *data, size_t length, uint64_t seed);
 /// Asks the CPU to start loading the cache line at `address` (a hint: no effect on results).
 static inline void cask_prefetch(const void *address) { __builtin_prefetch(address); }
 #endif
+
+#ifndef CASK_SUPPORT_WRITEBACK_H
+#define CASK_SUPPORT_WRITEBACK_H
+/// Asks the kernel to start writing `count` bytes at `offset` of `fd` to the device without
+/// waiting (Linux `sync_file_range` with `SYNC_FILE_RANGE_WRITE`: nothing becomes durable, and a
+/// write error is left for the next `fdatasync` to report). Returns 0, or -1 with errno set;
+/// elsewhere does nothing and returns 0.
+int cask_start_writeback(int fd, int64_t offset, int64_t count);
+#endif

@@ -66,11 +66,18 @@ public protocol CaskFileSystem: Sendable {
     /// Makes `destination` a second name of the file `source` (a hard link), for backups. The
     /// default implementation throws `ENOTSUP` (errno 95): callers then copy the bytes instead.
     func link(_ source: String, to destination: String) throws(CaskError)
+    /// Asks the system to start writing `count` bytes at `offset` to the device now, without
+    /// waiting for them and without making them durable (Linux `sync_file_range` with
+    /// `SYNC_FILE_RANGE_WRITE`), so that a later ``sync(_:)`` has less left to write. A hint:
+    /// it never fails, and a write error stays for that later ``sync(_:)`` to report. The
+    /// default implementation does nothing.
+    func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64)
 }
 
 extension CaskFileSystem {
     public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
     public func unmap(_ region: UnsafeRawBufferPointer) {}
+    public func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {}
     public func link(_ source: String, to destination: String) throws(CaskError) {
         throw .io(operation: "link", path: destination, errno: 95)
     }

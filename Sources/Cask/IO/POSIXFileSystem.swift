@@ -1,3 +1,4 @@
+import CCaskSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -63,6 +64,10 @@ public struct POSIXFileSystem: CaskFileSystem {
         let n = retrying { pread(handle.rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
         if n < 0 { throw failure("pread", name(handle)) }
         return n
+    }
+
+    public func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {
+        _ = cask_start_writeback(handle.rawValue, offset, count)
     }
 
     public func sync(_ handle: CaskFileHandle) throws(CaskError) {

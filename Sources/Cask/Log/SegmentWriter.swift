@@ -128,6 +128,23 @@ struct SegmentWriter: Sendable {
         }
         flushedSize = size
         buffer.reset()
+        startWritebackOfFlushedBytes()
+    }
+
+    /// Bytes handed to the OS and not yet asked to be written back (``startWritebackOfFlushedBytes()``).
+    private var writebackStart: Int64 = 0
+    /// How many flushed bytes make the writer ask for their writeback: 8 MiB.
+    static let writebackChunk: Int64 = 8 << 20
+
+    /// Once 8 MiB are flushed and not yet synced, asks the OS to start writing them to the
+    /// device (format-spec.md, "Writing protocol"): the `fdatasync` at rollover or at a sync
+    /// then waits only for what is left, instead of for the whole segment (about 37 ms per
+    /// 64 MiB on the project's VM). Durability does not change: only a sync makes bytes durable.
+    private mutating func startWritebackOfFlushedBytes() {
+        writebackStart = max(writebackStart, syncedSize)
+        guard flushedSize - writebackStart >= Self.writebackChunk else { return }
+        fs.startWriteback(file.handle, offset: writebackStart, count: flushedSize - writebackStart)
+        writebackStart = flushedSize
     }
 
     /// Flushes and `fdatasync`s the segment; returns false when there was nothing to sync. A
