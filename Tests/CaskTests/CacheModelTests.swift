@@ -27,6 +27,8 @@ enum ModelOp: CustomStringConvertible {
     case removeAll
     case reopen
     case advance(Int64)
+    /// A put, get or remove through the cache facade's disk layer directly (cache target only).
+    indirect case throughDisk(ModelOp)
 
     var description: String {
         switch self {
@@ -45,6 +47,7 @@ enum ModelOp: CustomStringConvertible {
         case .removeAll: return "removeAll()"
         case .reopen: return "reopen"
         case let .advance(ms): return "advance(\(ms) ms)"
+        case let .throughDisk(op): return "disk.\(op)"
         }
     }
 }
@@ -84,6 +87,16 @@ struct ModelGenerator {
     }
 
     mutating func sequence(_ config: ModelConfig) -> [ModelOp] {
+        let isCache: Bool = { if case .cache = config.target { return true } else { return false } }()
+        return plainSequence(config).map { op in
+            switch op {
+            case .put, .get, .remove: return isCache && chance(25) ? .throughDisk(op) : op
+            default: return op
+            }
+        }
+    }
+
+    mutating func plainSequence(_ config: ModelConfig) -> [ModelOp] {
         let isMemory: Bool = { if case .memory = config.target { return true } else { return false } }()
         let budget = Int(config.byteLimit.map { Double($0) * 0.75 } ?? 16_000)
         return (0..<int(1...200)).map { _ in
@@ -155,6 +168,10 @@ final class ModelRun {
     let directory = TemporaryDirectory("model")
     var store: DiskStore?
     var cache: CaskCache?
+    /// The cache's operations go to its disk layer directly (``ModelOp/throughDisk(_:)``).
+    var throughDisk = false
+    /// The cache, unless this step goes to its disk layer directly.
+    var facade: CaskCache? { throughDisk ? nil : cache }
     var memory: MemoryCache<Data>?
     let evictions = Locked<[(String, String)]>([])
 
@@ -246,12 +263,16 @@ final class ModelRun {
     func diskStep(_ op: ModelOp) throws -> String? {
         let store = self.store!
         switch op {
+        case let .throughDisk(inner):
+            throughDisk = true
+            defer { throughDisk = false }
+            return try diskStep(inner)
         case let .put(k, size, ttl, pinned):
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
             let record = CacheModel.recordSize(k, size)
             let budget = config.byteLimit.map { Int(Double($0) * 0.75) }
             do {
-                if let cache { try cache.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
+                if let cache = facade { try cache.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
                 else { try store.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
             } catch {
                 guard case .exceedsByteLimit = error else { throw error }
@@ -265,7 +286,7 @@ final class ModelRun {
             if let c = config.countLimit, model.items.count > c { return "holds \(model.items.count) items over the count limit \(c)" }
             if let budget, model.heldBytes > budget { return "live bytes \(model.heldBytes) over the budget \(budget)" }
         case let .get(k):
-            let got = cache != nil ? try cache!.value(Data.self, forKey: CacheModel.key(k)) : try store.value(forKey: CacheModel.key(k))
+            let got = facade != nil ? try facade!.value(Data.self, forKey: CacheModel.key(k)) : try store.value(forKey: CacheModel.key(k))
             var expected: Data?
             if let item = model.items[k] {
                 if model.isGone(item) { model.items[k] = nil } else {
@@ -276,7 +297,7 @@ final class ModelRun {
             if got != expected { return "returned \(got.map { "\($0.count) B" } ?? "nil"), model says \(expected.map { "\($0.count) B" } ?? "nil")" }
             if let problem = applyEvictions() { return problem }
         case let .remove(k):
-            let removed = cache != nil ? try cache!.removeValue(forKey: CacheModel.key(k)) : try store.removeValue(forKey: CacheModel.key(k))
+            let removed = facade != nil ? try facade!.removeValue(forKey: CacheModel.key(k)) : try store.removeValue(forKey: CacheModel.key(k))
             let expected = model.items[k].map { !model.isGone($0) } ?? false
             model.items[k] = nil
             if removed != expected { return "returned \(removed), model says \(expected)" }

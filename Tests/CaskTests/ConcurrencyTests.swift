@@ -64,6 +64,51 @@ final class Counters: Sendable {
         try store.close()
     }
 
+    /// The cache facade answers memory hits without asking the disk layer (a copy is made
+    /// under the disk layer's lock and dropped by the record's next change): a read that starts
+    /// after a write has returned, through the facade or through its disk layer directly,
+    /// never sees an older version, while other readers promote copies from disk and a small
+    /// memory layer evicts them.
+    @Test func facadeReadsNeverGoBehindACompletedWrite() throws {
+        let dir = TemporaryDirectory()
+        var o = CacheOptions()
+        o.disk = options(segmentSize: 64 << 10)
+        o.memory = .init(countLimit: 12)
+        let cache = try CaskCache(directory: dir.path, options: o)
+        let keys = 20
+        for k in 0..<keys { try cache.setData(Self.value(key: k, version: 0), forKey: "k\(k)") }
+        let completed = Locked([Int](repeating: 0, count: keys))
+        let counters = Counters()
+        runOnThreads(4) { thread in
+            if thread == 0 {
+                for version in 1...3000 {
+                    let k = (version &* 7) % keys
+                    let v = Self.value(key: k, version: version)
+                    if version % 3 == 0 { try? cache.disk.setValue(v, forKey: "k\(k)") } else { try? cache.setData(v, forKey: "k\(k)") }
+                    completed.withLock { $0[k] = version }
+                }
+                counters.done.store(true, ordering: .releasing)
+            } else {
+                var k = thread
+                while !counters.done.load(ordering: .acquiring) {
+                    k = (k &* 31 &+ 7) % keys
+                    let floor = completed.withLock { $0[k] }
+                    guard let data = try? cache.data(forKey: "k\(k)"), Self.check(data, key: k) else {
+                        counters.bad.add(1, ordering: .relaxed)
+                        continue
+                    }
+                    let text = String(decoding: data, as: UTF8.self)
+                    let version = Int(text.split(separator: ";")[1].dropFirst("version=".count)) ?? -1
+                    if version < floor { counters.bad.add(1, ordering: .relaxed) }
+                    counters.reads.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(counters.bad.load(ordering: .relaxed) == 0)
+        #expect(counters.reads.load(ordering: .relaxed) > 100)
+        try cache.close()
+    }
+
     @Test func aSecondOpenFromAnotherProcessFailsCleanly() throws {
         let dir = TemporaryDirectory()
         let store = try DiskStore(directory: dir.path, options: options())

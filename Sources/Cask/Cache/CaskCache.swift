@@ -33,22 +33,43 @@ public final class CaskCache: Sendable {
     public let options: CacheOptions
     /// Memory hits and misses (relaxed atomics: counters, not a lock on the hit path).
     @usableFromInline let hits = Atomic<Int>(0)
-    private let misses = Atomic<Int>(0)
+    let misses = Atomic<Int>(0)
     #if canImport(Darwin)
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
     private let pressureSource: any DispatchSourceMemoryPressure
     #endif
 
-    /// A decoded value and the sequence number of the disk record it was decoded from.
+    /// Whether memory hits are answered without asking the disk layer (every disk layer but a
+    /// read-only one, which another process changes): see ``memoryHit(forKey:)``.
+    @usableFromInline let tracksUses: Bool
+    /// The disk layer's age limit in milliseconds; 0 = none.
+    @usableFromInline let diskAgeLimit: Int64
+
+    /// A decoded value (boxed, so that copying an item copies a reference, and reading it back
+    /// is one class check), the sequence number of the disk record it was decoded from, and
+    /// that record's expiry (milliseconds since 1970, 0 = none; never later than the record's own).
     @usableFromInline
     struct MemoryItem: Sendable {
-        @usableFromInline let value: any Sendable
+        @usableFromInline let box: any AnyObject & Sendable
         @usableFromInline let sequence: UInt64
+        @usableFromInline let expiry: Int64
 
-        init(value: any Sendable, sequence: UInt64) {
-            self.value = value
+        init<T: Sendable>(value: T, sequence: UInt64, expiry: Int64) {
+            self.box = ValueBox(value)
             self.sequence = sequence
+            self.expiry = expiry
         }
+
+        /// The value when it is a `T`.
+        @inlinable
+        func value<T: Sendable>(as type: T.Type) -> T? { (box as? ValueBox<T>)?.value }
+    }
+
+    /// One value of the memory layer.
+    @usableFromInline
+    final class ValueBox<T: Sendable>: Sendable {
+        @usableFromInline let value: T
+        init(_ value: T) { self.value = value }
     }
 
     /// Opens (creating when missing) a cache whose disk layer lives in `directory`.
@@ -70,9 +91,12 @@ public final class CaskCache: Sendable {
             onEviction = { key, _, cause in handler(.evicted(key: key, layer: .memory, cause: cause)) }
         }
         let m = options.memory
+        self.tracksUses = !options.disk.isReadOnly
+        self.diskAgeLimit = options.disk.limits.ageLimit.map { max(1, $0.milliseconds) } ?? 0
         self.memory = MemoryCache<MemoryItem>(
             limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
-            clock: options.disk.clock, onEviction: onEviction)
+            clock: options.disk.clock, tracksUses: tracksUses, onEviction: onEviction)
+        if tracksUses { self.disk.observeRecords(Self.observer(of: memory)) }
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory
@@ -98,7 +122,7 @@ public final class CaskCache: Sendable {
     /// Nil when it cannot be opened (for example, when another process holds it).
     public static let shared: CaskCache? = try? CaskCache(directory: defaultDirectory(name: "cask"))
 
-    private func emit(_ event: CacheEvent) { options.eventHandler?(event) }
+    func emit(_ event: CacheEvent) { options.eventHandler?(event) }
 
     // MARK: Typed values
 
@@ -134,12 +158,12 @@ public final class CaskCache: Sendable {
     @usableFromInline
     func valueFromDisk<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
         if T.self == Data.self { return try data(forKey: key) as? T }
-        guard let (data, sequence) = try diskRecord(forKey: key) else { return nil }
+        guard let (data, entry) = try diskRecord(forKey: key) else { return nil }
         let decoded: T
         do { decoded = try options.coder.decode(T.self, from: data) } catch {
             throw CaskError.typeMismatch(key: key, type: "\(T.self)", reason: "\(error)")
         }
-        memory.setValue(MemoryItem(value: decoded, sequence: sequence), forKey: key, cost: data.count)
+        remember(decoded, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count)
         return decoded
     }
 
@@ -155,46 +179,9 @@ public final class CaskCache: Sendable {
     /// - Throws: what ``DiskStore/value(forKey:)`` throws.
     public func data(forKey key: String) throws(CaskError) -> Data? {
         if let cached: Data = try memoryHit(forKey: key) { return cached }
-        guard let (data, sequence) = try diskRecord(forKey: key) else { return nil }
-        memory.setValue(MemoryItem(value: data, sequence: sequence), forKey: key, cost: data.count)
+        guard let (data, entry) = try diskRecord(forKey: key) else { return nil }
+        remember(data, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count)
         return data
-    }
-
-    /// The memory layer's value for `key` when it is a `T` and its disk record is still the
-    /// live one (which the disk layer then counts as used). A stale copy is dropped.
-    @inlinable
-    func memoryHit<T>(forKey key: String) throws(CaskError) -> T? {
-        // One clock reading for both layers: the memory and disk layers share the disk's clock.
-        let now = options.disk.clock.milliseconds()
-        guard let item = memory.value(forKey: key, now: now), let typed = item.value as? T else { return nil }
-        guard try disk.touch(key, now: now) == item.sequence else {
-            memory.removeValue(forKey: key)
-            return nil
-        }
-        hits.add(1, ordering: .relaxed)
-        return typed
-    }
-
-    /// The disk layer's bytes for `key` and their record's sequence number; nil (and nothing
-    /// in memory) when the disk holds no live value.
-    private func diskRecord(forKey key: String) throws(CaskError) -> (Data, UInt64)? {
-        misses.add(1, ordering: .relaxed)
-        guard let found = try disk.withRecord(forKey: key, { bytes, sequence in (Data(bytes), sequence) }) else {
-            memory.removeValue(forKey: key)
-            return nil
-        }
-        return found
-    }
-
-    private func store(_ value: any Sendable, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
-        emit(.willAdd(key: key))
-        memory.removeValue(forKey: key)
-        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
-            Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
-        }
-        let sequence = try written.get()
-        memory.setValue(MemoryItem(value: value, sequence: sequence), forKey: key, cost: data.count)
-        emit(.didAdd(key: key))
     }
 
     /// Pins or unpins `key` (see ``DiskStore/setPinned(_:forKey:)``). Returns false when absent.

@@ -23,7 +23,7 @@ extension DiskStore {
 
     /// The hint of sealed segment `id`, made by scanning it (outside the lock: a sealed segment
     /// does not change); nil when it is gone or damaged.
-    private static func scannedHint(of id: UInt32, in state: Locked<StoreState>) throws(CaskError) -> [UInt8]? {
+    private static func scannedHint(of id: UInt32, in state: StoreStateLock) throws(CaskError) -> [UInt8]? {
         guard let file = state.withLock({ $0.segments[id] }) else { return nil }
         return try StoreState.scannedHint(of: file) { _, _ in nil }
     }

@@ -50,8 +50,22 @@ extension DiskStore {
         return sequence
     }
 
-    /// ``withValue(forKey:_:)`` that also hands `body` the record's sequence number.
-    func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, UInt64) -> R) throws(CaskError) -> R? {
+    /// Runs `body` under the store's lock when the live record of `key` has `sequence`; returns
+    /// whether it ran. For the cache facade, whose memory copies must never outlive their
+    /// record: one made under the lock is dropped by the next change (``RecordObserver``).
+    func whileLive(_ key: String, sequence: UInt64, _ body: () -> Void) -> Bool {
+        withUTF8(key) { keyBytes in
+            (try? state.withLock { s throws(CaskError) -> Bool in
+                guard !s.isClosed, s.index.entry(forKey: keyBytes)?.sequence == sequence else { return false }
+                body()
+                return true
+            }) ?? false
+        }
+    }
+
+    /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
+    /// number and expiry, for the cache facade's memory copy).
+    func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
         let now = options.clock.milliseconds()
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
@@ -78,14 +92,14 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
         case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry.sequence) }) }) { return result }
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
             let size = entry.recordSize
             // `file` is held until the end of this scope: its mapping stays valid for `body`.
             if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
-                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry.sequence) }) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -100,7 +114,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry.sequence) }) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)

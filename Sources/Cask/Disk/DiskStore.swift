@@ -23,7 +23,7 @@ public final class DiskStore: Sendable {
     public let directory: String
     /// The options the store was opened with.
     public let options: StoreOptions
-    let state: Locked<StoreState>
+    let state: StoreStateLock
     /// The directory lock (nil when read-only: readers take no lock).
     let lock: StoreLock?
     /// Flush deadline and interval syncs (nil when read-only).
@@ -59,7 +59,7 @@ public final class DiskStore: Sendable {
         self.directory = directory
         self.options = options
         if options.isReadOnly {
-            self.state = Locked(try Self.loadReadOnly(directory: directory, options: options))
+            self.state = StoreStateLock(try Self.loadReadOnly(directory: directory, options: options))
             self.lock = nil
             self.ticker = nil
             self.compactor = nil
@@ -70,7 +70,7 @@ public final class DiskStore: Sendable {
         try StoreFiles.requireStoreDirectory(directory, fs: fs)
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
-        self.state = Locked(try loader.load())
+        self.state = StoreStateLock(try loader.load())
         var interval = options.flushInterval
         if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
@@ -123,6 +123,22 @@ public final class DiskStore: Sendable {
         _ = try result.get()
     }
 
+    /// The expiry (milliseconds since 1970; 0 = none) of an item put at `now` with
+    /// `timeToLive`. An expiry past the index's range (year 10889) is the same as none in
+    /// practice; it is clamped, never wrapped.
+    static func expiry(now: Int64, timeToLive: Duration?) -> Int64 {
+        timeToLive.map { ttl -> Int64 in
+            let (sum, overflow) = now.addingReportingOverflow(max(0, ttl.milliseconds))
+            return overflow ? IndexEntry.maximumTime : min(max(1, sum), IndexEntry.maximumTime)
+        } ?? 0
+    }
+
+    /// Makes `observer` see every record that goes and report the reads it answers
+    /// (``RecordObserver``). For the cache facade; not for a read-only store.
+    func observeRecords(_ observer: RecordObserver) {
+        state.withLock { $0.observer = observer }
+    }
+
     /// Appends the value's record and installs it; returns its sequence number.
     @discardableResult
     func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> UInt64 {
@@ -132,12 +148,7 @@ public final class DiskStore: Sendable {
         }
         let compressed = Compression.compress(value, policy: options.compression)
         let now = options.clock.milliseconds()
-        // An expiry past the index's range (year 10889) is the same as none in practice; it is
-        // clamped, never wrapped.
-        let expiry: Int64 = timeToLive.map { ttl -> Int64 in
-            let (sum, overflow) = now.addingReportingOverflow(max(0, ttl.milliseconds))
-            return overflow ? IndexEntry.maximumTime : min(max(1, sum), IndexEntry.maximumTime)
-        } ?? 0
+        let expiry = Self.expiry(now: now, timeToLive: timeToLive)
         if let budget = options.limits.itemByteBudget {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
             guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
@@ -330,6 +341,8 @@ public final class DiskStore: Sendable {
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true
             s.index = KeyIndex()
+            s.observer?.recordGone(nil)
+            s.observer = nil
             s.segments = [:]
         } }
         lock?.release()

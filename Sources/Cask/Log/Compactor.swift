@@ -12,7 +12,7 @@ import CaskFormat
 /// the output and its inputs both hold the same records with the same sequence numbers, and
 /// either copy is the right one.
 struct Compactor {
-    let state: Locked<StoreState>
+    let state: StoreStateLock
     let directory: String
     let options: StoreOptions
     /// The store's lock file, which marks the deletion of inputs for readers (nil in tests that

@@ -66,6 +66,8 @@ struct StoreState: Sendable {
     /// Failed tickets, until their writer collects the error.
     var commitFailures: [UInt64: CaskError] = [:]
     var isClosed = false
+    /// The cache facade's memory layer, when one keeps copies of records (``RecordObserver``).
+    var observer: RecordObserver?
     /// Events to deliver once the lock is released.
     var pendingEvents: [StoreEvent] = []
     /// Set when the limits or the garbage share call for a compaction.
@@ -153,6 +155,7 @@ struct StoreState: Sendable {
         if let old {
             forget(old)
             dropPinRecord(forKey: key)
+            observer?.recordGone(key)
         }
         return old
     }
@@ -170,6 +173,7 @@ struct StoreState: Sendable {
         if let old = index.removeValue(forKey: key) {
             forget(old)
             dropPinRecord(forKey: key)
+            observer?.recordGone(key)
         }
     }
 
@@ -230,6 +234,7 @@ struct StoreState: Sendable {
         usage = [writer.id: usage[writer.id]!]
         hintBytes = [:]
         index = KeyIndex()
+        observer?.recordGone(nil)
         pinRecords = [:]
         liveBytes = 0
         expiringCount = 0

@@ -47,6 +47,8 @@ struct LRUList<Value> {
     /// Least recently used.
     @usableFromInline var tail: Int32 = -1
     @usableFromInline var count = 0
+    /// Uses not yet told to the layer below (only in a cache made with `tracksUses`).
+    @usableFromInline var uses: PendingUses?
     /// Sum of the nodes' costs (each at most ``MemoryCache/maximumCost``, so the sum cannot overflow in practice; wrapping arithmetic keeps it exact whenever the true sum fits).
     @usableFromInline var totalCost = 0
 
@@ -177,14 +179,19 @@ struct LRUList<Value> {
         }
     }
 
+    /// Empties the list; untold uses of the nodes removed before stay (``PendingUses``).
     @inlinable
     mutating func removeAll() {
+        var kept = uses
+        kept?.forgetNodes()
         self = LRUList()
+        uses = kept
     }
 
     @inlinable
     mutating func unlink(_ i: Int32) -> Node {
         let n = nodes[Int(i)]
+        if uses != nil { uses!.nodeRemoved(i, key: n.key) }
         if n.previous >= 0 { nodes[Int(n.previous)].next = n.next } else { head = n.next }
         if n.next >= 0 { nodes[Int(n.next)].previous = n.previous } else { tail = n.previous }
         nodes[Int(i)].value = nil

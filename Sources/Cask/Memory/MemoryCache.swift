@@ -67,6 +67,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @usableFromInline let costSum = Atomic<Int>(0)
     /// The cache-wide use counter (see ``LRUList``).
     @usableFromInline let useCounter = Atomic<UInt64>(0)
+    /// Set after a hit is recorded for ``takeUses()``, cleared when they are taken.
+    @usableFromInline let usesPending = Atomic<Bool>(false)
     private let ticker: BackgroundThread?
 
     /// Creates an empty cache.
@@ -78,11 +80,17 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     ///   - clock: the source of access times for the age limit and ``trim(toAge:)``.
     ///   - onEviction: called (outside every lock, on the thread that caused it) for each item a
     ///     limit or memory pressure drops.
-    public init(limits: Limits = Limits(), shards: Int = 32, clock: WallClock = .system,
+    public convenience init(limits: Limits = Limits(), shards: Int = 32, clock: WallClock = .system,
                 onEviction: (@Sendable (String, Value, EvictionCause) -> Void)? = nil) {
+        self.init(limits: limits, shards: shards, clock: clock, tracksUses: false, onEviction: onEviction)
+    }
+
+    /// `tracksUses`: hits may be recorded for ``takeUses()`` (the cache facade's).
+    init(limits: Limits, shards: Int = 32, clock: WallClock, tracksUses: Bool,
+         onEviction: (@Sendable (String, Value, EvictionCause) -> Void)?) {
         var n = 1
         while n < min(max(shards, 1), 64) { n *= 2 }
-        self.shards = (0..<n).map { _ in MemoryShard<Value>() }
+        self.shards = (0..<n).map { _ in MemoryShard<Value>(tracksUses: tracksUses) }
         self.shardReferences = ContiguousArray(self.shards.map { Unmanaged.passUnretained($0) })
         self.shardMask = n - 1
         self.limits = limits
@@ -132,19 +140,22 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        value(forKey: key, now: clock.milliseconds())
+        value(forKey: key, now: clock.milliseconds(), recordingUseIf: { _, _ in false })?.value
     }
 
     /// ``value(forKey:)`` at `now` (milliseconds of the cache's clock), for a caller that has
-    /// read the clock already.
+    /// read the clock already. In a cache made with `tracksUses`, the hit is also recorded for
+    /// ``takeUses()`` when `accept(value, previousUse)` (called under the shard's lock with the
+    /// item's last use before this one) says so; `recorded` tells whether it was.
     @inlinable
-    func value(forKey key: String, now: Int64) -> Value? {
+    func value(forKey key: String, now: Int64, recordingUseIf accept: (Value, Int64) -> Bool) -> (value: Value, recorded: Bool)? {
         let use = nextUse()
         let h = hash(key)
         var expired: LRUList<Value>.Node?
-        let found: Value? = withShard(h) { shard in shard.withLock { list in
+        let found: (value: Value, recorded: Bool)? = withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return nil }
-            if isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now) {
+            let previousUse = list.nodes[Int(i)].accessTime
+            if isAgedOut(accessTime: previousUse, now: now) {
                 expired = list.remove(key, hash: h)
                 shard.publishOldest(list)
                 return nil
@@ -152,12 +163,16 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             let wasOldest = list.tail == i
             list.touch(i, now: now, stamp: use)
             if wasOldest { shard.publishOldest(list) }
-            return list.nodes[Int(i)].value
+            guard let value = list.nodes[Int(i)].value else { return nil }
+            guard list.uses != nil, accept(value, previousUse) else { return (value, false) }
+            list.uses!.record(i, at: now)
+            return (value, true)
         } }
         if let expired {
             account(removedCount: 1, removedCost: expired.cost)
             onEviction?(key, expired.value!, .age)
         }
+        if let found, found.recorded, !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
         return found
     }
 
@@ -175,6 +190,17 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func setValue(_ value: Value, forKey key: String, cost: Int = 0) -> Bool {
+        guard insert(value, forKey: key, cost: cost) else { return false }
+        enforceLimitsIfNeeded()
+        return true
+    }
+
+    /// ``setValue(_:forKey:cost:)`` without the evictions it may call for (and so without
+    /// calling `onEviction`): the caller runs ``enforceLimitsIfNeeded()`` next, outside any
+    /// lock of its own.
+    @inlinable
+    @discardableResult
+    func insert(_ value: Value, forKey key: String, cost: Int) -> Bool {
         let cost = min(max(0, cost), Self.maximumCost)
         guard cost <= costLimit && countLimit > 0 else {
             removeValue(forKey: key)
@@ -196,10 +222,15 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             itemCount.wrappingAdd(1, ordering: .relaxed)
             costSum.wrappingAdd(cost, ordering: .relaxed)
         }
+        return true
+    }
+
+    /// Evicts least recently used items when the cache is over a limit.
+    @inlinable
+    func enforceLimitsIfNeeded() {
         if itemCount.load(ordering: .relaxed) > countLimit || costSum.load(ordering: .relaxed) > costLimit {
             enforceLimits()
         }
-        return true
     }
 
     /// Removes `key`; returns its value.
@@ -374,7 +405,9 @@ final class MemoryShard<Value>: @unchecked Sendable {
     /// published under the shard's lock so that eviction can pick a shard without locking all.
     @usableFromInline let oldestUse = Atomic<UInt64>(.max)
 
-    @usableFromInline init() {}
+    @usableFromInline init(tracksUses: Bool = false) {
+        if tracksUses { list.uses = PendingUses() }
+    }
 
     deinit { PthreadMutex.destroy(mutex) }
 

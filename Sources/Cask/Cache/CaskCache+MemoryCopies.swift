@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// How the memory layer's copies stay true to the disk layer (the disk layer decides what
+/// exists), and how memory hits count as uses there.
+///
+/// A copy is made under the disk layer's lock, only while its record is the live one; every
+/// change of a key's live record (through this cache or through ``CaskCache/disk``: a put, a
+/// removal, an eviction, an expiry, damage, `removeAll`, `close`) drops the copy under that same
+/// lock (``RecordObserver``). So a copy in memory is of a live record, except for time: a hit
+/// is answered from memory alone only while the copy's expiry (never later than the record's)
+/// has not come and the last use is within the disk layer's age limit; otherwise the disk layer
+/// is asked. Such a hit is recorded in its memory shard and counted by the disk layer before it
+/// next decides or reports anything by access time (LRU eviction, the age limit, trims,
+/// metadata, the index snapshot), so disk-side limits see memory hits exactly. Calls that
+/// overlap in time are ordered as they take the locks: a hit that runs while another thread's
+/// put evicts its key may still answer the value it had.
+extension CaskCache {
+    /// The memory layer's value for `key` when it is a `T` and a copy of the live disk record,
+    /// counted as a use there. A stale copy is dropped.
+    @inlinable
+    func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
+        // One clock reading for both layers: the memory and disk layers share the disk's clock.
+        let now = options.disk.clock.milliseconds()
+        if tracksUses {
+            let ageLimit = diskAgeLimit
+            guard let (item, recorded) = memory.value(forKey: key, now: now, recordingUseIf: { item, previousUse in
+                (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit)
+            }) else { return nil }
+            if recorded {
+                guard let typed = item.value(as: T.self) else { return nil }
+                hits.add(1, ordering: .relaxed)
+                return typed
+            }
+            return try checkedHit(item, forKey: key, now: now)
+        }
+        guard let item = memory.value(forKey: key, now: now, recordingUseIf: { _, _ in false })?.value else { return nil }
+        return try checkedHit(item, forKey: key, now: now)
+    }
+
+    /// A memory hit that the disk layer confirms (and counts): for copies whose expiry or age
+    /// needs its word, and for a read-only disk layer.
+    @inlinable
+    func checkedHit<T: Sendable>(_ item: MemoryItem, forKey key: String, now: Int64) throws(CaskError) -> T? {
+        guard let typed = item.value(as: T.self) else { return nil }
+        guard try disk.touch(key, now: now) == item.sequence else {
+            memory.removeValue(forKey: key)
+            return nil
+        }
+        hits.add(1, ordering: .relaxed)
+        return typed
+    }
+
+    /// The disk layer's bytes for `key` and their record's index entry; nil (and nothing in
+    /// memory) when the disk holds no live value.
+    func diskRecord(forKey key: String) throws(CaskError) -> (Data, IndexEntry)? {
+        misses.add(1, ordering: .relaxed)
+        guard let found = try disk.withRecord(forKey: key, { bytes, entry in (Data(bytes), entry) }) else {
+            memory.removeValue(forKey: key)
+            return nil
+        }
+        return found
+    }
+
+    /// Keeps `value` in memory as the copy of disk record `sequence`, when that record is still
+    /// the live one; evictions it calls for run after the disk layer's lock is released.
+    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int) {
+        let item = MemoryItem(value: value, sequence: sequence, expiry: expiry)
+        guard tracksUses else {
+            memory.setValue(item, forKey: key, cost: cost)
+            return
+        }
+        _ = disk.whileLive(key, sequence: sequence) { memory.insert(item, forKey: key, cost: cost) }
+        memory.enforceLimitsIfNeeded()
+    }
+
+    func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
+        emit(.willAdd(key: key))
+        // Read before the disk layer reads its clock: the copy's expiry is never later than the record's.
+        let now = options.disk.clock.milliseconds()
+        memory.removeValue(forKey: key)
+        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+        }
+        let sequence = try written.get()
+        remember(value, sequence: sequence, expiry: DiskStore.expiry(now: now, timeToLive: timeToLive), forKey: key, cost: data.count)
+        emit(.didAdd(key: key))
+    }
+
+    /// The disk layer's view of the memory layer (``RecordObserver``).
+    static func observer(of memory: MemoryCache<MemoryItem>) -> RecordObserver {
+        RecordObserver(
+            recordGone: { key in
+                if let key { memory.removeValue(forKey: String(decoding: key, as: UTF8.self)) } else { memory.removeAll() }
+            },
+            mayHaveUses: { memory.mayHaveUses },
+            takeUses: { memory.takeUses() })
+    }
+}

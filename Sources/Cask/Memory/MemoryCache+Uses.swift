@@ -1,0 +1,21 @@
+extension MemoryCache {
+    /// Whether ``takeUses()`` may have something (one relaxed load).
+    var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
+
+    /// The recorded hits not taken before (see ``value(forKey:now:recordingUseIf:)``), as
+    /// (key, milliseconds of the latest recorded hit), each once; then forgets them. Takes each
+    /// shard's lock in turn.
+    func takeUses() -> [(String, Int64)] {
+        guard usesPending.load(ordering: .relaxed) else { return [] }
+        usesPending.store(false, ordering: .relaxed)
+        var out: [(String, Int64)] = []
+        for shard in shards {
+            shard.withLock { list in
+                guard list.uses != nil else { return }
+                let nodes = list.nodes
+                list.uses!.take(into: &out) { nodes[Int($0)].key }
+            }
+        }
+        return out
+    }
+}
