@@ -18,7 +18,11 @@ import CaskFormat
 /// layer still holds that very record live, and counts as a use there too (LRU order, age
 /// limit): so an item that expired (TTL), aged out, was evicted by a disk limit or was changed
 /// through ``disk`` is never answered from memory. The memory layer's own limits only decide
-/// which decoded values stay in memory.
+/// which decoded values stay in memory. A hit does not wait for the disk layer's lock: the
+/// disk layer drops a memory copy whenever its record changes, and counts the hits before it
+/// next decides anything by access time. Calls that overlap in time are ordered as they take
+/// the locks: a hit that runs while another thread's write evicts the key may answer the value
+/// it had; a read that starts after a write returned never answers an older value.
 ///
 /// `Data` values are stored as their raw bytes, whichever method stores or reads them. A value
 /// that cannot be decoded as the asked type throws ``CaskError/typeMismatch(key:type:reason:)``
