@@ -83,6 +83,28 @@ struct User: Codable, Equatable, Sendable {
         return try CaskCache(directory: dir.path, options: o)
     }
 
+    /// A memory copy's age counts from no later than its record's last use on disk, so a copy
+    /// never answers after the disk layer's age limit has run out for its record, even when
+    /// the clock moves during the put (here it ticks 1 ms on every read).
+    @Test(arguments: [false, true])
+    func aMemoryCopyIsNeverYoungerThanItsDiskRecord(promoted: Bool) throws {
+        let dir = TemporaryDirectory()
+        let now = Atomic<Int64>(1_800_000_000_000)
+        var o = CacheOptions()
+        o.disk = options(clock: WallClock { now.add(1, ordering: .relaxed).newValue })
+        o.disk.limits = StoreLimits(ageLimit: .milliseconds(100))
+        let cache = try CaskCache(directory: dir.path, options: o)
+        try cache.setData(Data("v".utf8), forKey: "k")
+        if promoted {
+            cache.handleMemoryPressure()   // empties the memory layer
+            #expect(try cache.data(forKey: "k") == Data("v".utf8))   // read from disk, copied to memory
+        }
+        let used = Int64((cache.disk.metadata(forKey: "k")!.accessDate.timeIntervalSince1970 * 1000).rounded())
+        now.store(used + 100, ordering: .relaxed)   // the next reading is 101 ms after that use
+        #expect(try cache.data(forKey: "k") == nil)
+        try cache.close()
+    }
+
     @Test(arguments: [false, true])
     func codableRoundTripsAndWriteThroughSurvivesReopen(binary: Bool) throws {
         let dir = TemporaryDirectory()

@@ -51,26 +51,29 @@ extension CaskCache {
         return typed
     }
 
-    /// The disk layer's bytes for `key` and their record's index entry; nil (and nothing in
-    /// memory) when the disk holds no live value.
-    func diskRecord(forKey key: String) throws(CaskError) -> (Data, IndexEntry)? {
+    /// The disk layer's bytes for `key`, their record's index entry, and a time no later than
+    /// the disk layer's use of it; nil (and nothing in memory) when the disk holds no live value.
+    func diskRecord(forKey key: String) throws(CaskError) -> (Data, IndexEntry, usedAt: Int64)? {
         misses.add(1, ordering: .relaxed)
-        guard let found = try disk.withRecord(forKey: key, { bytes, entry in (Data(bytes), entry) }) else {
+        let before = options.disk.clock.milliseconds()
+        guard let (data, entry) = try disk.withRecord(forKey: key, { bytes, entry in (Data(bytes), entry) }) else {
             memory.removeValue(forKey: key)
             return nil
         }
-        return found
+        return (data, entry, before)
     }
 
     /// Keeps `value` in memory as the copy of disk record `sequence`, when that record is still
     /// the live one; evictions it calls for run after the disk layer's lock is released.
-    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int) {
+    /// `usedAt`: a time no later than the disk layer's last use of the record (read before the
+    /// disk call), so that the copy's age is never less than the record's.
+    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int, usedAt: Int64) {
         let item = MemoryItem(value: value, sequence: sequence, expiry: expiry)
         guard tracksUses else {
             memory.setValue(item, forKey: key, cost: cost)
             return
         }
-        _ = disk.whileLive(key, sequence: sequence) { memory.insert(item, forKey: key, cost: cost) }
+        _ = disk.whileLive(key, sequence: sequence) { memory.insert(item, forKey: key, cost: cost, now: usedAt) }
         memory.enforceLimitsIfNeeded()
     }
 
@@ -83,7 +86,7 @@ extension CaskCache {
             Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
         }
         let sequence = try written.get()
-        remember(value, sequence: sequence, expiry: DiskStore.expiry(now: now, timeToLive: timeToLive), forKey: key, cost: data.count)
+        remember(value, sequence: sequence, expiry: DiskStore.expiry(now: now, timeToLive: timeToLive), forKey: key, cost: data.count, usedAt: now)
         emit(.didAdd(key: key))
     }
 

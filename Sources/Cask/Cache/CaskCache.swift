@@ -162,12 +162,12 @@ public final class CaskCache: Sendable {
     @usableFromInline
     func valueFromDisk<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
         if T.self == Data.self { return try data(forKey: key) as? T }
-        guard let (data, entry) = try diskRecord(forKey: key) else { return nil }
+        guard let (data, entry, usedAt) = try diskRecord(forKey: key) else { return nil }
         let decoded: T
         do { decoded = try options.coder.decode(T.self, from: data) } catch {
             throw CaskError.typeMismatch(key: key, type: "\(T.self)", reason: "\(error)")
         }
-        remember(decoded, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count)
+        remember(decoded, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: usedAt)
         return decoded
     }
 
@@ -183,8 +183,8 @@ public final class CaskCache: Sendable {
     /// - Throws: what ``DiskStore/value(forKey:)`` throws.
     public func data(forKey key: String) throws(CaskError) -> Data? {
         if let cached: Data = try memoryHit(forKey: key) { return cached }
-        guard let (data, entry) = try diskRecord(forKey: key) else { return nil }
-        remember(data, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count)
+        guard let (data, entry, usedAt) = try diskRecord(forKey: key) else { return nil }
+        remember(data, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: usedAt)
         return data
     }
 

@@ -190,23 +190,22 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func setValue(_ value: Value, forKey key: String, cost: Int = 0) -> Bool {
-        guard insert(value, forKey: key, cost: cost) else { return false }
+        guard insert(value, forKey: key, cost: cost, now: clock.milliseconds()) else { return false }
         enforceLimitsIfNeeded()
         return true
     }
 
-    /// ``setValue(_:forKey:cost:)`` without the evictions it may call for (and so without
-    /// calling `onEviction`): the caller runs ``enforceLimitsIfNeeded()`` next, outside any
-    /// lock of its own.
+    /// ``setValue(_:forKey:cost:)`` as a use at `now` (milliseconds of the cache's clock),
+    /// without the evictions it may call for (and so without calling `onEviction`): the caller
+    /// runs ``enforceLimitsIfNeeded()`` next, outside any lock of its own.
     @inlinable
     @discardableResult
-    func insert(_ value: Value, forKey key: String, cost: Int) -> Bool {
+    func insert(_ value: Value, forKey key: String, cost: Int, now: Int64) -> Bool {
         let cost = min(max(0, cost), Self.maximumCost)
         guard cost <= costLimit && countLimit > 0 else {
             removeValue(forKey: key)
             return false
         }
-        let now = clock.milliseconds()
         let use = nextUse()
         let h = hash(key)
         let replaced: LRUList<Value>.Node? = withShard(h) { shard in shard.withLock { list in
