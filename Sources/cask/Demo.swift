@@ -85,7 +85,7 @@ struct Demo: ParsableCommand {
 
         let before = store.statistics
         d = try withStoreErrors { try clock.measure { try store.close() } }
-        line("close (sync + hint file)", 1, d)
+        line("close (sync + index snapshot)", 1, d)
         d = try clock.measure { store = try openStore(directory, for: .change) }
         let reopened = store.statistics
         line("reopen (index loaded)", reopened.itemCount, d)
