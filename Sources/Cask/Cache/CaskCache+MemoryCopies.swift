@@ -16,34 +16,47 @@ import Synchronization
 /// overlap in time are ordered as they take the locks: a hit that runs while another thread's
 /// put evicts its key may still answer the value it had.
 extension CaskCache {
+    /// What a memory lookup found: a value the copy answers alone (the use is recorded for the
+    /// disk layer), one the disk layer must confirm, or a value of another type.
+    @usableFromInline
+    enum MemoryHit<T> {
+        case answered(T)
+        case needsDisk(T, UInt64)
+        case mismatch
+    }
+
     /// The memory layer's value for `key` when it is a `T` and a copy of the live disk record,
     /// counted as a use there. A stale copy is dropped.
     @inlinable
     func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
         // One clock reading for both layers: the memory and disk layers share the disk's clock.
         let now = options.disk.clock.milliseconds()
-        if tracksUses {
-            let ageLimit = diskAgeLimit
-            guard let (item, recorded) = memory.value(forKey: key, now: now, recordingUseIf: { item, previousUse in
-                (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit)
-            }) else { return nil }
-            if recorded {
-                guard let typed = item.value(as: T.self) else { return nil }
-                hits.add(1, ordering: .relaxed)
-                return typed
+        let fresh = tracksUses, ageLimit = diskAgeLimit
+        // Under the memory shard's lock: the value itself when the copy answers alone (no
+        // copy of the item), else the item for the disk layer to confirm.
+        let hit: MemoryHit<T>? = memory.value(forKey: key, now: now) { item, previousUse in
+            guard let typed = item.value(as: T.self) else { return (.mismatch, false) }
+            if fresh && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) {
+                return (.answered(typed), true)
             }
-            return try checkedHit(item, forKey: key, now: now)
+            return (.needsDisk(typed, item.sequence), false)
         }
-        guard let item = memory.value(forKey: key, now: now, recordingUseIf: { _, _ in false })?.value else { return nil }
-        return try checkedHit(item, forKey: key, now: now)
+        switch hit {
+        case .answered(let typed):
+            hits.add(1, ordering: .relaxed)
+            return typed
+        case .needsDisk(let typed, let sequence):
+            return try checkedHit(typed, sequence: sequence, forKey: key, now: now)
+        case .mismatch, nil:
+            return nil
+        }
     }
 
     /// A memory hit that the disk layer confirms (and counts): for copies whose expiry or age
     /// needs its word, and for a read-only disk layer.
     @inlinable
-    func checkedHit<T: Sendable>(_ item: MemoryItem, forKey key: String, now: Int64) throws(CaskError) -> T? {
-        guard let typed = item.value(as: T.self) else { return nil }
-        guard try disk.touch(key, now: now) == item.sequence else {
+    func checkedHit<T: Sendable>(_ typed: T, sequence: UInt64, forKey key: String, now: Int64) throws(CaskError) -> T? {
+        guard try disk.touch(key, now: now) == sequence else {
             memory.removeValue(forKey: key)
             return nil
         }

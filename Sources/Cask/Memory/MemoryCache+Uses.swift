@@ -2,7 +2,7 @@ extension MemoryCache {
     /// Whether ``takeUses()`` may have something (one relaxed load).
     var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
 
-    /// The recorded hits not taken before (see ``value(forKey:now:recordingUseIf:)``), as
+    /// The recorded hits not taken before (see ``value(forKey:now:_:)``), as
     /// (key, milliseconds of the latest recorded hit), each once; then forgets them. Takes each
     /// shard's lock in turn.
     func takeUses() -> [(String, Int64)] {

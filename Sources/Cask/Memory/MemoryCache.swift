@@ -140,19 +140,20 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        value(forKey: key, now: clock.milliseconds(), recordingUseIf: { _, _ in false })?.value
+        value(forKey: key, now: clock.milliseconds()) { value, _ in (value, false) }
     }
 
     /// ``value(forKey:)`` at `now` (milliseconds of the cache's clock), for a caller that has
-    /// read the clock already. In a cache made with `tracksUses`, the hit is also recorded for
-    /// ``takeUses()`` when `accept(value, previousUse)` (called under the shard's lock with the
-    /// item's last use before this one) says so; `recorded` tells whether it was.
-    @inlinable
-    func value(forKey key: String, now: Int64, recordingUseIf accept: (Value, Int64) -> Bool) -> (value: Value, recorded: Bool)? {
+    /// read the clock already, which `read(value, previousUse)` turns into its result under the
+    /// shard's lock (the value is not copied out unless `read` copies it). In a cache made with
+    /// `tracksUses`, the hit is also recorded for ``takeUses()`` when `read` says so.
+    /// `previousUse` is the item's last use before this one.
+    @inlinable @inline(__always)
+    func value<R>(forKey key: String, now: Int64, _ read: (Value, _ previousUse: Int64) -> (result: R, recordUse: Bool)) -> R? {
         let use = nextUse()
         let h = hash(key)
         var expired: LRUList<Value>.Node?
-        let found: (value: Value, recorded: Bool)? = withShard(h) { shard in shard.withLock { list in
+        let found: (result: R, recorded: Bool)? = withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return nil }
             let previousUse = list.nodes[Int(i)].accessTime
             if isAgedOut(accessTime: previousUse, now: now) {
@@ -164,16 +165,18 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             list.touch(i, now: now, stamp: use)
             if wasOldest { shard.publishOldest(list) }
             guard let value = list.nodes[Int(i)].value else { return nil }
-            guard list.uses != nil, accept(value, previousUse) else { return (value, false) }
+            let (result, recordUse) = read(value, previousUse)
+            guard recordUse && list.uses != nil else { return (result, false) }
             list.uses!.record(i, at: now)
-            return (value, true)
+            return (result, true)
         } }
         if let expired {
             account(removedCount: 1, removedCost: expired.cost)
             onEviction?(key, expired.value!, .age)
         }
-        if let found, found.recorded, !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
-        return found
+        guard let found else { return nil }
+        if found.recorded && !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
+        return found.result
     }
 
     /// Stores `value` as the most recently used item, then removes the least recently used
