@@ -143,11 +143,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         value(forKey: key, now: clock.milliseconds()) { value, _ in (value, false) }
     }
 
-    /// ``value(forKey:)`` at `now` (milliseconds of the cache's clock), for a caller that has
-    /// read the clock already, which `read(value, previousUse)` turns into its result under the
-    /// shard's lock (the value is not copied out unless `read` copies it). In a cache made with
-    /// `tracksUses`, the hit is also recorded for ``takeUses()`` when `read` says so.
-    /// `previousUse` is the item's last use before this one.
+    /// ``value(forKey:)`` at `now` (ms of the cache's clock), turned into its result by
+    /// `read(value, previousUse)` under the shard's lock, which records the hit for
+    /// ``takeUses()`` when it says so (`tracksUses`). `previousUse`: the item's last use.
     @inlinable @inline(__always)
     func value<R>(forKey key: String, now: Int64, _ read: (Value, _ previousUse: Int64) -> (result: R, recordUse: Bool)) -> R? {
         let use = nextUse()
