@@ -20,7 +20,7 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 2          # reads versions 1 and 2 (2 added pin records, kind 3)
+VERSION = 3          # reads versions 1 to 3 (2 added pin records, kind 3; 3 compact hint entries)
 SEGMENT_HEADER = 48
 RECORD_HEADER = 40
 HINT_HEADER = 48
@@ -134,6 +134,12 @@ def parse_hint(b, seg_id, seg_size):
     body_end = len(b) - 8
     if b[body_end + 4:] != HINT_END or masked(crc32c(b[HINT_HEADER:body_end])) != struct.unpack_from("<I", b, body_end)[0]:
         return None
+    entries = parse_compact_entries(b, body_end, seg_size) if version >= 3 else parse_fixed_entries(b, body_end, seg_size)
+    return entries if entries is not None and len(entries) == count else None
+
+
+def parse_fixed_entries(b, body_end, seg_size):
+    """Hint entries of versions 1 and 2: 52 bytes, then the key."""
     entries, off = [], HINT_HEADER
     while off < body_end:
         if off + HINT_ENTRY > body_end:
@@ -148,7 +154,70 @@ def parse_hint(b, seg_id, seg_size):
                         "kind": kind, "flags": flags, "key": b[off + HINT_ENTRY:off + HINT_ENTRY + klen],
                         "stored_length": slen, "original_length": olen})
         off += HINT_ENTRY + klen
-    return entries if len(entries) == count else None
+    return entries
+
+
+def varint(b, off, end):
+    """A LEB128 varint of at most 10 bytes that fits 64 bits: (value, next offset), or None."""
+    value, shift = 0, 0
+    while off < end and shift <= 63:
+        byte = b[off]
+        off += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (value, off) if value < 1 << 64 else None
+        shift += 7
+    return None
+
+
+def signed(v):
+    """The int64 whose zigzag code is v."""
+    return to_int64((v >> 1) ^ -(v & 1))
+
+
+def to_int64(v):
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def parse_compact_entries(b, body_end, seg_size):
+    """Hint entries of version 3: a descriptor byte, varints, the key; the records tile the segment."""
+    entries, off = [], HINT_HEADER
+    seq, write, roff = 0, 0, SEGMENT_HEADER
+    while off < body_end:
+        d = b[off]
+        off += 1
+        kind, flags = d & 3, (d >> 2) & 3
+        if d & 0x80 or kind == 0:
+            return None
+        fields = []
+        for present in (True, True, d & 0x20, d & 0x40, True, True, d & 0x10):
+            if not present:
+                fields.append(None)
+                continue
+            r = varint(b, off, body_end)
+            if r is None:
+                return None
+            fields.append(r[0])
+            off = r[1]
+        dseq, dwrite, exp, acc, klen, slen, olen = fields
+        seq = (seq + dseq) & ((1 << 64) - 1)
+        write = to_int64(write + signed(dwrite))
+        base = write if kind == 1 else to_int64(seq)
+        expiry = 0 if exp is None else to_int64(base + signed(exp))
+        atime = write if acc is None else to_int64(write + signed(acc))
+        olen = slen if olen is None else olen
+        if not (1 <= klen <= MAX_KEY) or slen > 1 << 30 or olen > 1 << 30 or off + klen > body_end \
+                or roff + RECORD_HEADER + klen + slen > seg_size:
+            return None
+        if kind == 3 and (slen or olen or flags & ~2):
+            return None
+        entries.append({"seq": seq, "offset": roff, "write": write, "expiry": expiry, "access": atime,
+                        "kind": kind, "flags": flags, "key": b[off:off + klen],
+                        "stored_length": slen, "original_length": olen})
+        off += klen
+        roff += RECORD_HEADER + klen + slen
+    return entries if roff == seg_size else None
 
 
 # --- The store (spec: "Directory layout", "Recovery on open") ------------------------------

@@ -149,7 +149,7 @@ func example_GettingStarted_4() async throws {
     print(stored, memory.value(forKey: "k")?.count ?? 0)
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 13
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 17
 func example_LimitsAndEviction_1() async throws {
     var options = StoreOptions()
     options.limits = StoreLimits(byteLimit: 512 << 20, countLimit: 1_000_000, ageLimit: .seconds(7 * 86_400))
@@ -161,7 +161,7 @@ func example_LimitsAndEviction_1() async throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 60
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 64
 func example_LimitsAndEviction_2() async throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)

@@ -2,8 +2,8 @@
 /// The authority is `format-spec.md`; a change here is a change there.
 package enum Format {
     /// The format version this build writes and the newest it reads. Version 2 added pin
-    /// records (record kind 3); every older version (1) is read too.
-    package static let version: UInt32 = 2
+    /// records (record kind 3), version 3 compact hint entries; every older version is read too.
+    package static let version: UInt32 = 3
     /// The oldest format version this build reads.
     package static let oldestReadableVersion: UInt32 = 1
 
@@ -19,7 +19,8 @@ package enum Format {
     /// Where a record's key length (u16) lies in its header.
     package static let recordKeyLengthOffset = 30
     package static let hintHeaderSize = 48
-    package static let hintEntrySize = 52
+    /// A hint entry of versions 1 and 2, before its key (version 3: ``HintEntryCodec``).
+    package static let version2HintEntrySize = 52
     package static let hintTrailerSize = 8
 
     /// Longest key, in UTF-8 bytes.

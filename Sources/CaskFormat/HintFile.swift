@@ -31,9 +31,10 @@ package struct HintEntry: Sendable {
 /// not read the segment. Layout: format-spec.md, "Hint file". A hint file is only an optimisation:
 /// any doubt about it (checksum, lengths, a segment size that differs) means the segment is scanned.
 package enum HintFile {
-    /// Appends one entry (52 bytes, then the key) to `body`.
-    package static func appendEntry(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(byteCount: Format.hintEntrySize, alignment: 8) { out in
+    /// Appends one version-2 entry (52 bytes, then the key) to `body`: for tests that check
+    /// older stores still open. Version 3 entries come from ``HintEntryEncoder``.
+    package static func appendVersion2Entry(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(byteCount: Format.version2HintEntrySize, alignment: 8) { out in
             out.put(e.sequence, at: 0)
             out.put(e.offset, at: 8)
             out.put(e.writeTime, at: 16)
@@ -50,12 +51,13 @@ package enum HintFile {
     }
 
     /// A complete hint file: header, the entry bytes built with ``appendEntry(_:key:to:)``, trailer.
-    package static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8]) -> [UInt8] {
+    /// `version` is the entries' encoding: 3 (``HintEntryEncoder``) unless a test writes an older one.
+    package static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8], version: UInt32 = Format.version) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Format.hintHeaderSize)
         bytes.reserveCapacity(Format.hintHeaderSize + body.count + Format.hintTrailerSize)
         bytes.withUnsafeMutableBytes { out in
             for (i, b) in Format.hintMagic.enumerated() { out[i] = b }
-            out.put(Format.version, at: 8)
+            out.put(version, at: 8)
             out.put(segmentID, at: 16)
             out.put(segmentSize, at: 24)
             out.put(UInt64(entryCount), at: 32)
@@ -103,22 +105,67 @@ package enum HintFile {
         let body = UnsafeRawBufferPointer(rebasing: bytes[Format.hintHeaderSize..<bodyEnd])
         guard CRC32C.mask(CRC32C.checksum(body)) == bytes.u32(bodyEnd) else { return .invalid("checksum mismatch") }
         let count = bytes.u64(32)
+        return version >= 3
+            ? parseCompactEntries(bytes, end: bodyEnd, count: count, segmentSize: segmentSize, visit: visit)
+            : parseFixedEntries(bytes, end: bodyEnd, count: count, segmentSize: segmentSize, visit: visit)
+    }
 
+    /// Version 3: entries decoded one after the other; their records must tile the segment
+    /// exactly. Nothing is visited until every entry has passed.
+    private static func parseCompactEntries(
+        _ bytes: UnsafeRawBufferPointer, end bodyEnd: Int, count: UInt64, segmentSize: UInt64,
+        visit: (HintEntry, UnsafeRawBufferPointer) -> Void
+    ) -> Failure? {
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd])
+        var decoder = HintEntryDecoder()
+        var o = Format.hintHeaderSize
+        var seen: UInt64 = 0
+        while o < bodyEnd {
+            guard let (e, _, next) = decoder.next(body, at: o, segmentSize: segmentSize) else { return .invalid("bad entry at \(o)") }
+            if let problem = pinProblem(e, at: o) { return problem }
+            o = next
+            seen += 1
+        }
+        guard seen == count else { return .invalid("entry count \(seen) differs from \(count)") }
+        guard decoder.nextOffset == segmentSize || count == 0 && segmentSize <= UInt64(Format.segmentHeaderSize) else {
+            return .invalid("entries end at \(decoder.nextOffset), not at the segment's end \(segmentSize)")
+        }
+        decoder = HintEntryDecoder()
+        o = Format.hintHeaderSize
+        while o < bodyEnd {
+            let (e, key, next) = decoder.next(body, at: o, segmentSize: segmentSize)!
+            visit(e, UnsafeRawBufferPointer(rebasing: body[key]))
+            o = next
+        }
+        return nil
+    }
+
+    private static func pinProblem(_ e: HintEntry, at o: Int) -> Failure? {
+        if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
+            return .invalid("pin entry at \(o) with a value or flags other than pinned")
+        }
+        return nil
+    }
+
+    /// Versions 1 and 2: fixed 52-byte entries, each naming its record's offset.
+    private static func parseFixedEntries(
+        _ bytes: UnsafeRawBufferPointer, end bodyEnd: Int, count: UInt64, segmentSize: UInt64,
+        visit: (HintEntry, UnsafeRawBufferPointer) -> Void
+    ) -> Failure? {
+        let size = Format.version2HintEntrySize
         // Pass 1: structure and bounds against the segment.
         var o = Format.hintHeaderSize
         var seen: UInt64 = 0
         while o < bodyEnd {
-            guard o + Format.hintEntrySize <= bodyEnd, let e = entry(bytes, at: o) else { return .invalid("bad entry at \(o)") }
+            guard o + size <= bodyEnd, let e = entry(bytes, at: o) else { return .invalid("bad entry at \(o)") }
             guard e.keyLength > 0, e.keyLength <= Format.maximumKeyLength,
                   e.storedLength <= Format.maximumValueLength, e.originalLength <= Format.maximumValueLength,
                   e.offset >= UInt64(Format.segmentHeaderSize),
                   e.offset <= segmentSize, UInt64(e.recordSize) <= segmentSize - e.offset,   // no overflow
-                  o + Format.hintEntrySize + e.keyLength <= bodyEnd
+                  o + size + e.keyLength <= bodyEnd
             else { return .invalid("entry at \(o) out of bounds") }
-            if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
-                return .invalid("pin entry at \(o) with a value or flags other than pinned")
-            }
-            o += Format.hintEntrySize + e.keyLength
+            if let problem = pinProblem(e, at: o) { return problem }
+            o += size + e.keyLength
             seen += 1
         }
         guard seen == count else { return .invalid("entry count \(seen) differs from \(count)") }
@@ -127,9 +174,8 @@ package enum HintFile {
         o = Format.hintHeaderSize
         while o < bodyEnd {
             let e = entry(bytes, at: o)!
-            let key = UnsafeRawBufferPointer(rebasing: bytes[(o + Format.hintEntrySize)..<(o + Format.hintEntrySize + e.keyLength)])
-            visit(e, key)
-            o += Format.hintEntrySize + e.keyLength
+            visit(e, UnsafeRawBufferPointer(rebasing: bytes[(o + size)..<(o + size + e.keyLength)]))
+            o += size + e.keyLength
         }
         return nil
     }

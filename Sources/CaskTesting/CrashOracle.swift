@@ -66,12 +66,14 @@ public final class CrashOracle: @unchecked Sendable {
 
     /// Every key whose value in `store` the model does not allow, with what was found. Keys the
     /// model never saw must be absent.
-    public func violations(in store: DiskStore) throws -> [String] {
+    /// With `evictable` (a store with limits or TTLs), any key may also be absent: the store
+    /// may have evicted it, but never turned it into an older value.
+    public func violations(in store: DiskStore, evictable: Bool = false) throws -> [String] {
         var problems: [String] = []
         let known = Set(keys)
         for key in known {
             let found = try store.value(forKey: key)
-            let allowed = allowedValues(key)
+            let allowed = allowedValues(key) + (evictable ? [nil] : [])
             if !allowed.contains(where: { $0 == found }) {
                 problems.append("\(key): found \(found.map { "\($0.count) bytes" } ?? "nothing"), allowed \(allowed.map { $0.map { "\($0.count) bytes" } ?? "absent" })")
             }

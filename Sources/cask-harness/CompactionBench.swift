@@ -22,9 +22,14 @@ struct CompactionBench: ParsableCommand {
         try ArgumentValues.count(segmentMiB, option: "--segment-mi-b", minimum: 1)
         try ArgumentValues.count(volume, option: "--volume", minimum: 1)
         try ArgumentValues.count(valueSize, option: "--value-size", minimum: 1)
+        if let keyCount { try ArgumentValues.count(keyCount, option: "--key-count", minimum: 1) }
+        if let puts { try ArgumentValues.count(puts, option: "--puts", minimum: 1) }
     }
     @Option(help: "Key space as a multiple of what fits in the byte limit (above 0.75 forces LRU eviction).") var keySpace = 1.2
     @Flag(help: "Compress values with LZ4 (off by default, so that amplification counts raw bytes).") var compress = false
+    @Option(help: "Number of distinct 16-byte keys (overrides --key-space).") var keyCount: Int?
+    @Option(help: "Number of puts (overrides --volume).") var puts: Int?
+    @Flag(inversion: .prefixedNo, help: "Read a random key after each put (--no-gets: puts only, so LRU order is write order).") var gets = true
 
     func run() throws {
         let path = (directory as NSString).appendingPathComponent("cask-bench-compaction-\(UUID().uuidString)")
@@ -43,7 +48,7 @@ struct CompactionBench: ParsableCommand {
         let store = try withStoreErrors { try DiskStore(directory: path, options: options) }
         // Enough keys that the live set is about the byte limit's live share.
         let record = valueSize + 16 + 40
-        let keys = Int(Double(limit) * keySpace) / record
+        let keys = keyCount ?? Int(Double(limit) * keySpace) / record
         var x: UInt64 = 88172645463325252
         func next() -> UInt64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
         let values = (0..<64).map { seed -> Data in
@@ -52,7 +57,8 @@ struct CompactionBench: ParsableCommand {
             for i in 0..<(valueSize / 2) { y ^= y << 13; y ^= y >> 7; y ^= y << 17; bytes[i] = UInt8(truncatingIfNeeded: y) }
             return Data(bytes)
         }
-        let total = Int64(volume) * limit
+        let total = puts.map { Int64($0) * Int64(valueSize) } ?? Int64(volume) * limit
+        let storageWrites0 = Self.storageWriteBytes()
         var written: Int64 = 0
         var putIdle: [UInt64] = [], putBusy: [UInt64] = [], getIdle: [UInt64] = [], getBusy: [UInt64] = []
         var samples: [(Int64, Int64, Int64)] = []
@@ -63,12 +69,12 @@ struct CompactionBench: ParsableCommand {
         let progress = Progress("bench-compaction")
         try withStoreErrors {
             while written < total {
-                let key = "key-\(next() % UInt64(keys))"
+                let key = Self.key(next() % UInt64(keys))
                 let busy = store.isCompacting
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 try store.setValue(values[i & 63], forKey: key)
                 let t1 = DispatchTime.now().uptimeNanoseconds
-                _ = try store.value(forKey: "key-\(next() % UInt64(keys))")
+                if gets { _ = try store.value(forKey: Self.key(next() % UInt64(keys))) }
                 let t2 = DispatchTime.now().uptimeNanoseconds
                 if busy { putBusy.append(t1 - t0); getBusy.append(t2 - t1) } else { putIdle.append(t1 - t0); getIdle.append(t2 - t1) }
                 written += Int64(valueSize)
@@ -96,6 +102,12 @@ struct CompactionBench: ParsableCommand {
         print(String(format: "  compaction: %d passes, %.1f MB/s rewritten (%@ written in %.2f s of compaction)",
                      Int(stats.compactions), Double(stats.compactionBytesWritten) / 1e6 / max(compactSecs, 1e-9), Formatting.bytes(stats.compactionBytesWritten) as NSString, compactSecs))
         print(String(format: "  write amplification: %.2f  (bytes to disk / bytes put)", Double(stats.bytesWritten + stats.compactionBytesWritten) / Double(written)))
+        let storageWrites = Self.storageWriteBytes() - storageWrites0
+        if storageWrites > 0 {
+            print(String(format: "  write amplification over key + value bytes, from /proc/self/io write_bytes: %.2f (%d evictions, %d of them without a tombstone)",
+                         Double(storageWrites) / Double(Int64(i) * Int64(valueSize + 16)), Int(stats.evictionsBySize + stats.evictionsByCount),
+                         Int(stats.evictionsWithoutTombstone)))
+        }
         let sortedAmps = spaceAmps.sorted()
         print(String(format: "  space amplification (file / live): median %.2f, max %.2f; max disk use %@ (limit %@)",
                      sortedAmps.isEmpty ? 0 : sortedAmps[sortedAmps.count / 2], sortedAmps.last ?? 0, Formatting.bytes(maxDisk) as NSString, Formatting.bytes(limit) as NSString))
@@ -105,5 +117,20 @@ struct CompactionBench: ParsableCommand {
             let text = "bytes_put,file_bytes,live_bytes\n" + samples.map { "\($0.0),\($0.1),\($0.2)" }.joined(separator: "\n") + "\n"
             try text.write(toFile: csv, atomically: false, encoding: .utf8)
         }
+    }
+
+    /// A 16-byte key for key number `n`.
+    static func key(_ n: UInt64) -> String {
+        let digits = String(n)
+        return "k" + String(repeating: "0", count: max(0, 15 - digits.count)) + digits
+    }
+
+    /// `write_bytes` of /proc/self/io (bytes this process sent to storage); 0 where unavailable.
+    static func storageWriteBytes() -> Int64 {
+        guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+            return Int64(line.split(separator: " ").last ?? "0") ?? 0
+        }
+        return 0
     }
 }

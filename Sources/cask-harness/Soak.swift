@@ -27,7 +27,7 @@ struct SoakWriter: ParsableCommand {
         options.durability = .none
         options.logger.logLevel = .critical
         let store = try withStoreErrors { try DiskStore(directory: directory, options: options) }
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         var rng = SystemRandomNumberGenerator()
         let end = Date().addingTimeInterval(seconds)

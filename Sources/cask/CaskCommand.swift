@@ -14,7 +14,7 @@ struct CaskCommand: ParsableCommand {
             64 bad usage (an unknown verb or option, a value out of range); \
             74 standard output could not be written.
             """,
-        version: "cask 0.1.0 (format version 2)",
+        version: "cask 0.1.0 (format version 3)",
         subcommands: [
             Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Backup.self,
         ]

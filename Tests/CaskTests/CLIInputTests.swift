@@ -128,6 +128,6 @@ import Testing
 
     @Test func versionIsPrinted() throws {
         let (status, out, _) = try runCask(["--version"])
-        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 2"), "\(out)")
+        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 3"), "\(out)")
     }
 }

@@ -10,9 +10,9 @@ import CaskFormat
     @Test func segmentHeaderMatchesTheSpecExample() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         #expect(hex(header.encoded()) == """
-            43 41 53 4b 53 45 47 00 02 00 00 00 01 00 00 00 \
+            43 41 53 4b 53 45 47 00 03 00 00 00 01 00 00 00 \
             01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 \
-            00 00 00 00 00 00 00 00 4c 8c db f0 00 00 00 00
+            00 00 00 00 00 00 00 00 11 c5 51 92 00 00 00 00
             """)
     }
 
@@ -27,14 +27,30 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 3 is refused as newer.
-        var v3 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v3[8] = 3
-        let crc = v3.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v3[40 + i] = $0[i] } }
-        guard case .newerVersion(3) = v3.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-3 header is not refused")
+        // Version 4 is refused as newer.
+        var v4 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v4[8] = 4
+        let crc = v4.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v4[40 + i] = $0[i] } }
+        guard case .newerVersion(4) = v4.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-4 header is not refused")
             return
+        }
+    }
+
+    /// The spec's example hint entries: a value record, then a pin record naming it.
+    @Test func hintEntriesMatchTheSpecExample() {
+        let key = Array("greeting".utf8)
+        var encoder = HintEntryEncoder()
+        var body: [UInt8] = []
+        key.withUnsafeBytes { k in
+            encoder.append(HintEntry(sequence: 7, offset: 48, writeTime: 1_800_000_000_000, expiry: 0, accessTime: 1_800_000_000_000,
+                                     kind: .value, flags: 0, keyLength: 8, storedLength: 5, originalLength: 5), key: k, to: &body)
+            #expect(hex(body) == "01 07 80 c0 e2 85 e3 68 08 05 67 72 65 65 74 69 6e 67")
+            body = []
+            encoder.append(HintEntry(sequence: 8, offset: 101, writeTime: 1_800_000_060_000, expiry: 7, accessTime: 1_800_000_060_000,
+                                     kind: .pin, flags: Format.RecordFlag.pinned, keyLength: 8, storedLength: 0, originalLength: 0), key: k, to: &body)
+            #expect(hex(body) == "2b 01 c0 a9 07 01 08 00 67 72 65 65 74 69 6e 67")
         }
     }
 

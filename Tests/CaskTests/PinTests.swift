@@ -261,7 +261,7 @@ import CaskFormat
     }
 
     /// A store written in format version 1 (before pin records) opens and reads; what is written
-    /// to it afterwards is version 2.
+    /// to it afterwards is the current version.
     @Test func versionOneStoreOpensAndReads() throws {
         let dir = TemporaryDirectory()
         let clock = ManualClock()
@@ -272,16 +272,12 @@ import CaskFormat
             try store.close()
         }
         try removeIndexSnapshot(dir.path)   // a version-1 writer never wrote one
-        // Rewrite every header as a version-1 writer wrote it (version field and header checksum).
+        // Rewrite every file as a version-1 writer wrote it (headers, and hint entries of 52 bytes).
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".cask") || $0.hasSuffix(".hint") }
         #expect(names.contains { $0.hasSuffix(".hint") })
         for name in names {
-            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(name))))
-            #expect(bytes.withUnsafeBytes { $0.u32(8) } == 2, "\(name)")
-            bytes[8] = 1
-            let crc = bytes.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-            withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { bytes[40 + i] = $0[i] } }
-            try Data(bytes).write(to: URL(fileURLWithPath: dir.file(name)))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.file(name)))[8] == UInt8(Format.version), "\(name)")
+            try rewriteAsOlderVersion(1, path: dir.file(name))
         }
         do {
             let store = try DiskStore(directory: dir.path, options: o)
@@ -296,7 +292,7 @@ import CaskFormat
         let active = try segmentPaths(dir.path).last!
         let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: active)))
         #expect(header.withUnsafeBytes { $0.u32(8) } == Format.version)
-        #expect(Format.version == 2)
+        #expect(Format.version == 3)
         let store = try DiskStore(directory: dir.path, options: o)
         #expect(store.metadata(forKey: "k7")?.isPinned == true)
         #expect(try store.value(forKey: "k7") == Data(repeating: 7, count: 300))

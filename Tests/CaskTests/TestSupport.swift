@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
+import CaskFormat
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -166,6 +167,30 @@ func copyStore(_ source: String, to destination: String) throws {
 func removeIndexSnapshot(_ dir: String) throws {
     let path = dir + "/INDEX"
     if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+}
+
+/// Rewrites the file at `path` as a writer of format `version` (1 or 2) wrote it: the header's
+/// version field and checksum and, for a hint file, its entries in the fixed 52-byte layout.
+func rewriteAsOlderVersion(_ version: UInt32, path: String) throws {
+    var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    if path.hasSuffix(".hint") {
+        let segmentID = bytes.withUnsafeBytes { $0.u64(16) }, segmentSize = bytes.withUnsafeBytes { $0.u64(24) }
+        var body: [UInt8] = []
+        var count = 0
+        let failure = bytes.withUnsafeBytes { raw in
+            HintFile.parse(raw, segmentID: segmentID, segmentSize: segmentSize) { e, key in
+                HintFile.appendVersion2Entry(e, key: key, to: &body)
+                count += 1
+            }
+        }
+        #expect(failure == nil, "\(path)")
+        bytes = HintFile.encode(segmentID: segmentID, segmentSize: segmentSize, entryCount: count, body: body, version: version)
+    } else {
+        bytes.withUnsafeMutableBytes { $0.put(version, at: 8) }
+        let crc = bytes.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        bytes.withUnsafeMutableBytes { $0.put(crc, at: 40) }
+    }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
 func segmentPaths(_ dir: String) throws -> [String] {

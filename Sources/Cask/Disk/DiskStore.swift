@@ -208,7 +208,9 @@ public final class DiskStore: Sendable {
     }
 
     /// Removes the value for `key`. Returns true when there was one. The removal is recorded as a
-    /// tombstone, so the key stays removed after reopen and compaction.
+    /// tombstone, so the key stays removed after reopen, compaction and (once synced) a crash;
+    /// also when there was no value, since a record of the key that a limit evicted may still be
+    /// on disk (format-spec.md, "Eviction without a tombstone").
     ///
     /// - Throws: ``CaskError/io(operation:path:errno:)`` or ``CaskError/closed``; the key then
     ///   keeps its value.
@@ -225,9 +227,11 @@ public final class DiskStore: Sendable {
                     // The newest value may itself still wait for its sync.
                     let waiting = s.awaitingSync.last { $0.key.elementsEqual(keyBytes) }
                     let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
-                    guard let existing else { return nil }
+                    if existing == nil && waiting != nil { return nil }   // its last write is a removal
+                    // An absent key gets a tombstone too: a record of it evicted without one may
+                    // still be on disk (format-spec.md, "Eviction without a tombstone").
                     let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
-                    let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
+                    let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
                     return (s.awaitSync(entry, key: keyBytes, removedKey: live ? key : nil), live)
                 }
                 }
@@ -239,10 +243,12 @@ public final class DiskStore: Sendable {
         let (removed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
                 guard !s.isClosed else { throw .closed }
-                guard let existing = s.index.entry(forKey: keyBytes) else { return (false, StoreState.Deferred()) }
+                // An absent key gets a tombstone too: a record of it evicted without one may
+                // still be on disk (format-spec.md, "Eviction without a tombstone").
+                let existing = s.index.entry(forKey: keyBytes)
                 let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
                 s.install(entry, forKey: keyBytes)
-                let live = StoreState.goneCause(existing, now: now, ageLimit: s.ageLimitMilliseconds) == nil
+                let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
                 if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
                 return (live, s.takeDeferred())
             }

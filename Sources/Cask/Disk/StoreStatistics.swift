@@ -42,6 +42,10 @@ public struct StoreStatistics: Sendable, Equatable {
     public var evictionsByCount = 0
     /// Items dropped by the age limit.
     public var evictionsByAge = 0
+    /// Of the evictions and expirations above, those that needed no tombstone: no older record
+    /// of the key lay outside the evicted record's segment (format-spec.md, "Eviction without a
+    /// tombstone"). The others each appended a tombstone record.
+    public var evictionsWithoutTombstone = 0
     /// Compaction passes run.
     public var compactions = 0
     /// Bytes of segments read by compaction.

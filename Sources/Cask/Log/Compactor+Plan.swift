@@ -16,10 +16,10 @@ extension Compactor {
     /// merging, up to one pass's worth of live bytes. Also tombstones expired items first, so
     /// that their bytes can go.
     static func plan(_ s: inout StoreState, force: Bool, now: Int64) -> Plan? {
-        // Expired items are tombstoned first so that their bytes can go: on every forced pass,
+        // Expired items are dropped first so that their bytes can go: on every forced pass,
         // at most once a second otherwise (the sweep walks the whole index).
         if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
-            _ = try? s.removeExpired(now: now)
+            _ = try? s.removeExpired(now: now, tombstoneIfNeeded: true)
             s.lastExpirySweep = now
         }
         let pressure = s.limits.byteLimit.map { s.fileBytes > $0 } ?? false

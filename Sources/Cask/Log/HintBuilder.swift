@@ -3,10 +3,14 @@ import CaskFormat
 /// The hint entries of the segment being written, collected as records are appended, so that
 /// sealing a segment never has to read it back.
 struct HintBuilder: Sendable {
+    /// The entries so far, in format version 3's encoding.
     private(set) var body: [UInt8] = []
     private(set) var count = 0
-    /// Offsets of each entry's record, for ``removeRecords(from:)``.
-    private var recordOffsets: [UInt32] = []
+    private var encoder = HintEntryEncoder()
+    /// Where the first entry's record lies in the segment; the others follow it without gaps.
+    private var firstOffset: Int?
+    /// Where the next entry's record starts (the end of the last one).
+    private var endOffset = 0
     /// False when the segment held records before this builder started (a segment continued
     /// after an open from the index snapshot, which keeps no hint file for it): the hint is
     /// then made by scanning the sealed segment instead.
@@ -24,61 +28,70 @@ struct HintBuilder: Sendable {
     /// The entries of an existing hint file (nil when it fails any check): for a writer that
     /// continues the segment it describes.
     init?(hintFile bytes: [UInt8], segmentID: UInt32, segmentSize: Int64) {
-        var body: [UInt8] = []
-        var offsets: [UInt32] = []
+        var builder = HintBuilder()
         let failure = bytes.withUnsafeBytes { raw in
-            HintFile.parse(raw, segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize)) { e, key in
-                HintFile.appendEntry(e, key: key, to: &body)
-                offsets.append(UInt32(e.offset))
-            }
+            HintFile.parse(raw, segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize)) { e, key in builder.add(e, key: key) }
         }
         guard failure == nil else { return nil }
-        self.body = body
-        self.count = offsets.count
-        self.recordOffsets = offsets
+        self = builder
     }
 
     mutating func add(_ header: RecordHeader, offset: Int, key: UnsafeRawBufferPointer, accessTime: Int64? = nil) {
-        HintFile.appendEntry(HintEntry(
+        add(HintEntry(
             sequence: header.sequence, offset: UInt64(offset), writeTime: header.writeTime, expiry: header.expiry,
             accessTime: accessTime ?? header.writeTime, kind: header.kind, flags: header.flags, keyLength: header.keyLength,
-            storedLength: header.storedLength, originalLength: header.originalLength), key: key, to: &body)
-        recordOffsets.append(UInt32(offset))
+            storedLength: header.storedLength, originalLength: header.originalLength), key: key)
+    }
+
+    /// Appends an entry whose record starts where the previous one's ends.
+    private mutating func add(_ e: HintEntry, key: UnsafeRawBufferPointer) {
+        if firstOffset == nil { firstOffset = Int(e.offset) }
+        assert(count == 0 || Int(e.offset) == endOffset, "hint entries must tile their segment")
+        encoder.append(e, key: key, to: &body)
+        endOffset = Int(e.offset) + e.recordSize
         count += 1
     }
 
-    /// Forgets the entries of records at or after `offset` (records undone after a failed write).
-    mutating func removeRecords(from offset: Int) {
-        while let last = recordOffsets.last, Int(last) >= offset {
-            recordOffsets.removeLast()
-            count -= 1
-            // Walk to the start of the last entry: entries are re-parsed from the front.
-            var o = 0, start = 0
-            for _ in 0..<count + 1 {
-                start = o
-                let keyLength = Int(UInt16(body[o + 42]) | UInt16(body[o + 43]) << 8)
-                o += Format.hintEntrySize + keyLength
+    /// Calls `body` with every entry (its record's offset filled in) and key, in order.
+    private func forEach(_ body: (HintEntry, UnsafeRawBufferPointer) -> Void) {
+        guard let firstOffset else { return }
+        self.body.withUnsafeBytes { raw in
+            var decoder = HintEntryDecoder(firstOffset: UInt64(firstOffset))
+            var o = 0
+            while o < raw.count, let (e, key, next) = decoder.next(raw, at: o, segmentSize: UInt64(endOffset)) {
+                body(e, UnsafeRawBufferPointer(rebasing: raw[key]))
+                o = next
             }
-            body.removeSubrange(start...)
         }
+    }
+
+    /// The entries re-encoded, each passed through `change` (which may also drop it).
+    private func rebuilt(_ change: (inout HintEntry, UnsafeRawBufferPointer) -> Bool) -> HintBuilder {
+        var rebuilt = HintBuilder()
+        rebuilt.isComplete = isComplete
+        forEach { e, key in
+            var e = e
+            if change(&e, key) { rebuilt.add(e, key: key) }
+        }
+        return rebuilt
+    }
+
+    /// Forgets the entries of records at or after `offset` (records undone after a failed
+    /// write). Rare: the entries are re-encoded.
+    mutating func removeRecords(from offset: Int) {
+        guard count > 0, offset < endOffset else { return }
+        self = rebuilt { e, _ in Int(e.offset) < offset }
     }
 
     /// The complete hint file for a segment of `segmentSize` bytes. `accessTime(key, offset)`
     /// may supply newer access times than the write times recorded so far.
     func encoded(segmentID: UInt32, segmentSize: Int64, accessTime: ((UnsafeRawBufferPointer, Int) -> Int64?)? = nil) -> [UInt8] {
-        guard let accessTime else {
-            return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: body)
-        }
-        var patched = body
-        patched.withUnsafeMutableBytes { out in
-            var o = 0
-            while o < out.count {
-                let keyLength = Int(UnsafeRawBufferPointer(out).u16(o + 42))
-                let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[(o + Format.hintEntrySize)..<(o + Format.hintEntrySize + keyLength)])
-                if let t = accessTime(key, Int(UnsafeRawBufferPointer(out).u64(o + 8))) { out.put(t, at: o + 32) }
-                o += Format.hintEntrySize + keyLength
-            }
-        }
-        return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: patched)
+        let entries = accessTime.map { accessTime in
+            rebuilt { e, key in
+                if let t = accessTime(key, Int(e.offset)) { e.accessTime = t }
+                return true
+            }.body
+        } ?? body
+        return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: entries)
     }
 }

@@ -98,7 +98,7 @@ struct StoreLoader {
     /// The entries the hint files announce (their headers' counts): the index is sized once for
     /// them instead of growing (and briefly holding two tables) as it fills. Only a hint, read
     /// before any check: a count is believed only up to what the file's size can hold (an entry
-    /// takes at least 53 bytes), so a damaged or hostile header cannot make the open reserve
+    /// takes at least 6 bytes), so a damaged or hostile header cannot make the open reserve
     /// more memory than the hint file's own size would justify.
     private func expectedEntries(_ listing: StoreDirectory) -> Int {
         var total = 0
@@ -106,7 +106,7 @@ struct StoreLoader {
             guard let handle = try? fs.open(listing.hintPath(id), mode: .read) else { continue }
             defer { fs.close(handle) }
             guard let size = try? fs.size(handle) else { continue }
-            let room = max(0, (Int(size) - Format.hintHeaderSize - Format.hintTrailerSize) / (Format.hintEntrySize + 1))
+            let room = max(0, (Int(size) - Format.hintHeaderSize - Format.hintTrailerSize) / HintEntryCodec.minimumSize)
             var header = [UInt8](repeating: 0, count: Format.hintHeaderSize)
             let complete = (try? header.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }) ?? false
             if complete { total += Int(min(header.withUnsafeBytes { $0.u64(32) }, UInt64(room))) }

@@ -66,10 +66,11 @@ extension StoreState {
         let bytes = try segment.fileSystem.readWholeFile(segment.handle)
         var body: [UInt8] = []
         var count = 0
+        var encoder = HintEntryEncoder()
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: segment.path) { h, offset in
                 let keyBytes = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
-                HintFile.appendEntry(HintEntry(
+                encoder.append(HintEntry(
                     sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
                     accessTime: accessTime(keyBytes, h.sequence) ?? h.writeTime, kind: h.kind, flags: h.flags,
                     keyLength: h.keyLength, storedLength: h.storedLength, originalLength: h.originalLength), key: keyBytes, to: &body)

@@ -1,10 +1,13 @@
 import CaskFormat
 
-/// Limits, expiry and eviction: which items are gone, and dropping them durably.
+/// Limits, expiry and eviction: which items are gone, and dropping them.
 ///
-/// Every item the store drops by itself (size, count, age, TTL, damage) is dropped with a
-/// tombstone, exactly like a removal, so that no compaction or crash can bring an older value
-/// of it back.
+/// An item a trim or damage drops goes with a tombstone, exactly like a removal. One the store
+/// drops by itself (the size or count limit, its TTL, the age limit) goes without one when no
+/// older record of its key can lie outside its record's own segment
+/// (``StoreState/hasNoOlderRecordElsewhere(_:)``): no compaction or crash can then bring an older
+/// value back, and a crash can bring back only the value it had, as when a tombstone is lost
+/// (format-spec.md, "Eviction without a tombstone").
 extension StoreState {
     /// Milliseconds of the age limit (0 = none; a limit is at least 1 ms). An item is gone once
     /// more than this has passed since its last read or write.
@@ -35,53 +38,72 @@ extension StoreState {
         }
         guard let entry = found else { return nil }
         if let cause = Self.goneCause(entry, now: now, ageLimit: age) {
-            if !options.isReadOnly { try? evict(key, cause: cause, now: now) }
+            if !options.isReadOnly { try? evict(key, cause: cause, now: now, tombstoneIfNeeded: true) }
             return nil
         }
         return entry
     }
 
-    /// Drops `key` with a tombstone and records the eviction. The tombstone need not be synced:
-    /// if a crash loses it, the key comes back with its latest value, never an older one.
-    mutating func evict(_ key: UnsafeRawBufferPointer, cause: EvictionCause, now: Int64) throws(CaskError) {
+    /// Drops `key` and records the eviction: with a tombstone, or, when `tombstoneIfNeeded` and
+    /// no older record of the key lies outside its record's segment, without one. The tombstone
+    /// need not be synced: if a crash loses it, the key comes back with its latest value, never
+    /// an older one.
+    mutating func evict(_ key: UnsafeRawBufferPointer, cause: EvictionCause, now: Int64, tombstoneIfNeeded: Bool = false) throws(CaskError) {
         // A durable write of this key still waits for its sync: it is newer than what this
         // tombstone would hide, and must not be hidden by it.
         if !awaitingSync.isEmpty && awaitingSync.contains(where: { $0.key.elementsEqual(key) }) { return }
-        let tombstone = try appendTombstone(forKey: key, hiding: Self.hiding(index.entry(forKey: key)), now: now)
-        install(tombstone, forKey: key)
+        let current = index.entry(forKey: key)
+        if tombstoneIfNeeded, let current, hasNoOlderRecordElsewhere(current) {
+            drop(key)
+            stats.evictionsWithoutTombstone += 1
+        } else {
+            let tombstone = try appendTombstone(forKey: key, hiding: Self.hiding(current), now: now)
+            install(tombstone, forKey: key)
+        }
         stats.record(cause)
         if options.eventHandler != nil {
             pendingEvents.append(.evicted(key: String(decoding: key, as: UTF8.self), cause: cause))
         }
     }
 
+    /// Whether every record of `e`'s key older than `e` can only lie in `e`'s own segment: every
+    /// other segment, and any compaction input whose deletion failed, holds only newer sequences.
+    /// Segments created later hold newer records, or copies of live ones, so this stays true
+    /// once the key is gone from the index. O(segments).
+    func hasNoOlderRecordElsewhere(_ e: IndexEntry) -> Bool {
+        guard e.sequence < lingeringMinimumSequence else { return false }
+        for (id, u) in usage where id != e.segment && u.minimumSequence <= e.sequence { return false }
+        return true
+    }
+
     /// Evicts the keys of entries matching `isGone`; returns how many. O(n).
     @discardableResult
-    mutating func sweep(now: Int64, cause fixed: EvictionCause? = nil, where isGone: (IndexEntry) -> EvictionCause?) throws(CaskError) -> Int {
+    mutating func sweep(now: Int64, cause fixed: EvictionCause? = nil, tombstoneIfNeeded: Bool = false,
+                        where isGone: (IndexEntry) -> EvictionCause?) throws(CaskError) -> Int {
         var victims: [([UInt8], EvictionCause)] = []
         index.forEach { key, e in
             if let cause = isGone(e) { victims.append((Array(key), fixed ?? cause)) }
         }
         for (key, cause) in victims {
-            try key.withBytes { k throws(CaskError) in try evict(k, cause: cause, now: now) }
+            try key.withBytes { k throws(CaskError) in try evict(k, cause: cause, now: now, tombstoneIfNeeded: tombstoneIfNeeded) }
         }
         return victims.count
     }
 
-    /// Tombstones every expired or aged-out item.
+    /// Drops every expired or aged-out item (``evict(_:cause:now:tombstoneIfNeeded:)``).
     @discardableResult
-    mutating func removeExpired(now: Int64) throws(CaskError) -> Int {
+    mutating func removeExpired(now: Int64, tombstoneIfNeeded: Bool = false) throws(CaskError) -> Int {
         let age = ageLimitMilliseconds
-        return try sweep(now: now) { Self.goneCause($0, now: now, ageLimit: age) }
+        return try sweep(now: now, tombstoneIfNeeded: tombstoneIfNeeded) { Self.goneCause($0, now: now, ageLimit: age) }
     }
 
     /// Evicts items in LRU order until `isDone` holds: items already expired or past the age
     /// limit first (with their own cause), then unpinned before pinned, then least recently
     /// read or written (to the millisecond), then oldest write. With `largestFirst`, the biggest
     /// records go first instead of the least recently used. `sparing` (the key a put just
-    /// wrote) is never chosen.
+    /// wrote) is never chosen. `tombstoneIfNeeded`: as in ``evict(_:cause:now:tombstoneIfNeeded:)``.
     mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, sparing: UnsafeRawBufferPointer? = nil,
-                               until isDone: (StoreState) -> Bool) throws(CaskError) {
+                               tombstoneIfNeeded: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
         let age = ageLimitMilliseconds
         while !isDone(self) && !index.isEmpty {
             // One 64-bit rank per key: gone items rank 0; then pinned last; then access time in
@@ -124,7 +146,7 @@ extension StoreState {
                     if isDone(self) { return }
                     let key = UnsafeRawBufferPointer(rebasing: all[c.offset..<(c.offset + c.length)])
                     let gone = index.entry(forKey: key).flatMap { Self.goneCause($0, now: now, ageLimit: age) }
-                    try evict(key, cause: gone ?? cause, now: now)
+                    try evict(key, cause: gone ?? cause, now: now, tombstoneIfNeeded: tombstoneIfNeeded)
                 }
             }
         }
@@ -136,7 +158,7 @@ extension StoreState {
         do {
             if let c = limits.countLimit, index.count > c {
                 let target = c - c / 100
-                try evictInOrder(cause: .count, now: now, sparing: written) { $0.index.count <= target }
+                try evictInOrder(cause: .count, now: now, sparing: written, tombstoneIfNeeded: true) { $0.index.count <= target }
             }
             if let b = limits.byteLimit {
                 // Hint files grow with the live records too (about 40 bytes each): the live
@@ -148,7 +170,7 @@ extension StoreState {
                     // Evict 2% below the target, so that the index walk of a batch is paid once
                     // per 2% of the live set written, not per put.
                     let target = liveTarget - liveTarget / 50
-                    try evictInOrder(cause: .size, now: now, sparing: written) { $0.liveBytes <= target }
+                    try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true) { $0.liveBytes <= target }
                 }
                 if fileBytes > b { wantsCompaction = true }
             }
