@@ -51,12 +51,7 @@ struct CompactionBench: ParsableCommand {
         let keys = keyCount ?? Int(Double(limit) * keySpace) / record
         var x: UInt64 = 88172645463325252
         func next() -> UInt64 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x }
-        let values = (0..<64).map { seed -> Data in
-            var bytes = [UInt8](repeating: UInt8(ascii: "v"), count: valueSize)
-            var y = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
-            for i in 0..<(valueSize / 2) { y ^= y << 13; y ^= y >> 7; y ^= y << 17; bytes[i] = UInt8(truncatingIfNeeded: y) }
-            return Data(bytes)
-        }
+        let values = (0..<64).map { Self.value(seed: $0, size: valueSize) }
         let total = puts.map { Int64($0) * Int64(valueSize) } ?? Int64(volume) * limit
         let storageWrites0 = Self.storageWriteBytes()
         var written: Int64 = 0
@@ -101,13 +96,7 @@ struct CompactionBench: ParsableCommand {
         print("cask-harness bench-compaction: byte limit \(limitMiB) MiB, segments \(segmentMiB) MiB, \(valueSize)-byte values over \(keys) keys, \(Formatting.bytes(total)) written in \(String(format: "%.1f", seconds)) s (\(Formatting.rate(Double(i), per: seconds)) puts + as many gets)")
         print(String(format: "  compaction: %d passes, %.1f MB/s rewritten (%@ written in %.2f s of compaction)",
                      Int(stats.compactions), Double(stats.compactionBytesWritten) / 1e6 / max(compactSecs, 1e-9), Formatting.bytes(stats.compactionBytesWritten) as NSString, compactSecs))
-        print(String(format: "  write amplification: %.2f  (bytes to disk / bytes put)", Double(stats.bytesWritten + stats.compactionBytesWritten) / Double(written)))
-        let storageWrites = Self.storageWriteBytes() - storageWrites0
-        if storageWrites > 0 {
-            print(String(format: "  write amplification over key + value bytes, from /proc/self/io write_bytes: %.2f (%d evictions, %d of them without a tombstone)",
-                         Double(storageWrites) / Double(Int64(i) * Int64(valueSize + 16)), Int(stats.evictionsBySize + stats.evictionsByCount),
-                         Int(stats.evictionsWithoutTombstone)))
-        }
+        printWriteAmplification(stats, valueBytes: written, puts: i, storageWrites: Self.storageWriteBytes() - storageWrites0)
         let sortedAmps = spaceAmps.sorted()
         print(String(format: "  space amplification (file / live): median %.2f, max %.2f; max disk use %@ (limit %@)",
                      sortedAmps.isEmpty ? 0 : sortedAmps[sortedAmps.count / 2], sortedAmps.last ?? 0, Formatting.bytes(maxDisk) as NSString, Formatting.bytes(limit) as NSString))
@@ -117,6 +106,24 @@ struct CompactionBench: ParsableCommand {
             let text = "bytes_put,file_bytes,live_bytes\n" + samples.map { "\($0.0),\($0.1),\($0.2)" }.joined(separator: "\n") + "\n"
             try text.write(toFile: csv, atomically: false, encoding: .utf8)
         }
+    }
+
+    /// Write amplification from the store's counters, and (on Linux) from what the process sent
+    /// to storage, over key + value bytes, as the peers' comparison counts it.
+    func printWriteAmplification(_ stats: StoreStatistics, valueBytes: Int64, puts: Int, storageWrites: Int64) {
+        print(String(format: "  write amplification: %.2f  (bytes to disk / bytes put)", Double(stats.bytesWritten + stats.compactionBytesWritten) / Double(valueBytes)))
+        guard storageWrites > 0 else { return }
+        print(String(format: "  write amplification over key + value bytes, from /proc/self/io write_bytes: %.2f (%d evictions, %d of them without a tombstone)",
+                     Double(storageWrites) / Double(Int64(puts) * Int64(valueSize + 16)), Int(stats.evictionsBySize + stats.evictionsByCount),
+                     Int(stats.evictionsWithoutTombstone)))
+    }
+
+    /// A value of `size` bytes: the first half random, the rest repeated.
+    static func value(seed: Int, size: Int) -> Data {
+        var bytes = [UInt8](repeating: UInt8(ascii: "v"), count: size)
+        var y = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+        for i in 0..<(size / 2) { y ^= y << 13; y ^= y >> 7; y ^= y << 17; bytes[i] = UInt8(truncatingIfNeeded: y) }
+        return Data(bytes)
     }
 
     /// A 16-byte key for key number `n`.
