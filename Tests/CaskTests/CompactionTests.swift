@@ -76,6 +76,28 @@ import Testing
     /// Phase 2: a tombstone goes once no older record of its key can remain; values that were
     /// overwritten go; exactly the live records of segments with garbage are copied. (One pass
     /// over every sealed segment: the reopen seals the last one, and the pass may take them all.)
+    /// A lone small segment (a pass's output, say) with a little garbage is not rewritten by
+    /// itself: each rewrite would make another small segment and copy it all again.
+    @Test func aLoneSmallSegmentWithLittleGarbageIsLeftAlone() throws {
+        let dir = TemporaryDirectory()
+        var o = options()
+        o.segmentSize = 8192
+        let store = try DiskStore(directory: dir.path, options: o)
+        for i in 0..<60 { try store.setValue(Data(repeating: UInt8(i), count: 100), forKey: "k\(i)") }   // more than one segment
+        for i in 10..<60 { try store.removeValue(forKey: "k\(i)") }
+        for i in 0..<80 {   // seals the removals' segment, leaving nothing of its own live
+            try store.setValue(Data(repeating: 9, count: 100), forKey: "new\(i)")
+            try store.removeValue(forKey: "new\(i)")
+        }
+        _ = try store.compact()
+        let small = store.segmentInfo().filter { !$0.isActive && $0.fileBytes < 8192 / 4 }
+        #expect(small.count == 1, "\(store.segmentInfo().map { ($0.id, $0.fileBytes, $0.liveBytes, $0.isActive) })")
+        try store.setValue(Data(repeating: 7, count: 100), forKey: "k0")   // a little garbage in the output
+        let report = try store.compactIfNeeded()
+        #expect(report.segmentsCompacted == 0, "\(store.segmentInfo())")
+        try store.close()
+    }
+
     @Test func aPassCopiesExactlyTheLiveRecordsAndDropsTombstonesThatHideNothing() throws {
         let dir = TemporaryDirectory()
         var o = options()

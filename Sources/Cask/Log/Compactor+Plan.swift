@@ -36,8 +36,9 @@ extension Compactor {
                 candidates.append((id, garbage, u.liveBytes))
             }
         }
-        // Small segments alone are only worth merging when there are several.
-        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure) && only.garbage == 0 {
+        // Small segments are only worth merging when there are several: rewriting one alone
+        // for a little garbage would copy it again and again (each output is small too).
+        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure) {
             return nil
         }
         candidates.sort { ($0.garbage, $1.id) > ($1.garbage, $0.id) }
