@@ -63,12 +63,17 @@ struct EngineCommand: ParsableCommand {
     @Option var count = 1_000_000
     @Option var scratch: String
     @Option var report: String
+    @Option(help: "Run only this phase (overwrite), to measure it alone.") var only: String?
 
     func run() throws {
         guard let type = engine(named: name) else { throw ValidationError("unknown engine \(name)") }
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let runner = Runner(engine: type, scratch: scratch, count: count)
-        try runner.run()
+        switch only {
+        case nil: try runner.run()
+        case "overwrite": try runner.overwrite()
+        case let other?: throw ValidationError("--only takes overwrite, not \(other)")
+        }
         let r = EngineReport(engine: name, configuration: type.configurationNote, harnessResidentBytes: runner.harnessResidentBytes,
                              results: runner.results, samples: runner.samples)
         try JSONEncoder().encode(r).write(to: URL(fileURLWithPath: report))
