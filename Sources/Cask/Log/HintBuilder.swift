@@ -27,12 +27,19 @@ struct HintBuilder: Sendable {
 
     /// The entries of an existing hint file (nil when it fails any check): for a writer that
     /// continues the segment it describes.
+    /// Nil also when its records do not tile the segment from its header on (a version-1 or
+    /// version-2 hint need not say so): the entries could not be coded by their order alone.
     init?(hintFile bytes: [UInt8], segmentID: UInt32, segmentSize: Int64) {
         var builder = HintBuilder()
+        builder.endOffset = Format.segmentHeaderSize
+        var tiles = true
         let failure = bytes.withUnsafeBytes { raw in
-            HintFile.parse(raw, segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize)) { e, key in builder.add(e, key: key) }
+            HintFile.parse(raw, segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize)) { e, key in
+                tiles = tiles && Int(e.offset) == builder.endOffset
+                if tiles { builder.add(e, key: key) }
+            }
         }
-        guard failure == nil else { return nil }
+        guard failure == nil, tiles, Int64(builder.endOffset) == segmentSize else { return nil }
         self = builder
     }
 
@@ -46,7 +53,6 @@ struct HintBuilder: Sendable {
     /// Appends an entry whose record starts where the previous one's ends.
     private mutating func add(_ e: HintEntry, key: UnsafeRawBufferPointer) {
         if firstOffset == nil { firstOffset = Int(e.offset) }
-        assert(count == 0 || Int(e.offset) == endOffset, "hint entries must tile their segment")
         encoder.append(e, key: key, to: &body)
         endOffset = Int(e.offset) + e.recordSize
         count += 1
