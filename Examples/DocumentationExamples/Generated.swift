@@ -190,7 +190,7 @@ func example_MultiProcessAndReadOnly_1() async throws {
     try first.close()
 }
 
-// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 48
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 50
 func example_MultiProcessAndReadOnly_2() async throws {
     let directory = NSTemporaryDirectory() + "shared-example"
     let writer = try DiskStore(directory: directory)
