@@ -15,36 +15,11 @@ import Testing
 
     @Test func crashAtARandomCallUnderLimitsNeverBringsBackAnOlderValue() throws {
         let runs = longTier ? 3000 : 300
-        var crashStates = 0, withoutTombstone = 0, violations: [String] = []
-        for run in 0..<runs {
-            let seed = UInt64(run) &* 6007 &+ 5
-            var rng = SeededBytes(seed: seed)
-            let syncEvery = [1, 8, 64][run % 3]
-            let everyWrite = syncEvery == 1
-            let operations = 50 + Int(rng.next() % 1950)
-            let fs = SimulatedFileSystem()
-            fs.crash(afterCalls: 10 + Int(rng.next() % UInt64(everyWrite ? operations * 2 : operations / 3 + 40)))
-            let oracle = CrashOracle()
-            do {
-                let store = try DiskStore(directory: "/store", options: limitedOptions(fs, durability: everyWrite ? .everyWrite : .none))
-                runWorkload(store, oracle: oracle, seed: seed, operations: operations, syncEvery: syncEvery, everyWrite: everyWrite,
-                            compactEvery: run % 2 == 0 ? 37 : 0)
-                withoutTombstone += store.statistics.evictionsWithoutTombstone
-                _ = try? store.close()
-            } catch {
-                // The crash came during open: nothing was acknowledged.
-            }
-            for model in SimulatedFileSystem.CrashModel.allCases {
-                crashStates += 1
-                let rebooted = fs.reboot(model, seed: seed)
-                let store = try DiskStore(directory: "/store", options: limitedOptions(rebooted, durability: .none))
-                violations += try oracle.violations(in: store, evictable: true).map { "run \(run) (\(model)): \($0)" }
-                try store.close()
-            }
-        }
-        print("eviction crashes: \(runs) runs, \(crashStates) crash states, \(withoutTombstone) evictions without a tombstone, \(violations.count) violations")
-        #expect(withoutTombstone > 1000)
-        #expect(violations.isEmpty, "\(violations.prefix(10))")
+        let result = try crashAtRandomCalls(runs: runs, seed: { UInt64($0) &* 6007 &+ 5 }, compactEvery: { $0 % 2 == 0 ? 37 : 0 },
+                                            evictable: true) { limitedOptions($0, durability: $1) }
+        print("eviction crashes: \(runs) runs, \(result.crashStates) crash states, \(result.evictionsWithoutTombstone) evictions without a tombstone, \(result.violations.count) violations")
+        #expect(result.evictionsWithoutTombstone > 1000)
+        #expect(result.violations.isEmpty, "\(result.violations.prefix(10))")
     }
 
     /// Every store the workload leaves, reopened from its hint files and segments alone (the

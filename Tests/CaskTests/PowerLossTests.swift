@@ -29,41 +29,55 @@ func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operatio
     }
 }
 
+/// Runs `runs` seeded workloads (``runWorkload``) on a simulated file system that crashes at a
+/// random call, then reboots under every loss model and reopens twice, checking each state
+/// against the oracle. `evictable`: the store has limits, so any key may also be absent.
+func crashAtRandomCalls(
+    runs: Int, seed: (Int) -> UInt64, compactEvery: (Int) -> Int, evictable: Bool = false,
+    options: (SimulatedFileSystem, Durability) -> StoreOptions
+) throws -> (crashStates: Int, violations: [String], evictionsWithoutTombstone: Int) {
+    var crashStates = 0, withoutTombstone = 0, violations: [String] = []
+    for run in 0..<runs {
+        let seed = seed(run)
+        var rng = SeededBytes(seed: seed)
+        let syncEvery = [1, 8, 64][run % 3]
+        let everyWrite = syncEvery == 1
+        let operations = 50 + Int(rng.next() % 1950)
+        let fs = SimulatedFileSystem()
+        fs.crash(afterCalls: 10 + Int(rng.next() % UInt64(everyWrite ? operations * 2 : operations / 3 + 40)))
+        let oracle = CrashOracle()
+        do {
+            let store = try DiskStore(directory: "/store", options: options(fs, everyWrite ? .everyWrite : .none))
+            runWorkload(store, oracle: oracle, seed: seed, operations: operations, syncEvery: syncEvery, everyWrite: everyWrite,
+                        compactEvery: compactEvery(run))
+            withoutTombstone += store.statistics.evictionsWithoutTombstone
+            _ = try? store.close()
+        } catch {
+            // The crash came during open: nothing was acknowledged.
+        }
+        for model in SimulatedFileSystem.CrashModel.allCases {
+            crashStates += 1
+            let rebooted = fs.reboot(model, seed: seed)
+            let store = try DiskStore(directory: "/store", options: options(rebooted, .none))
+            violations += try oracle.violations(in: store, evictable: evictable).map { "run \(run) (\(model)): \($0)" }
+            // A second reopen after recovery sees the same thing.
+            try store.close()
+            let again = try DiskStore(directory: "/store", options: options(rebooted, .none))
+            violations += try oracle.violations(in: again, evictable: evictable).map { "run \(run) (\(model), second open): \($0)" }
+            try again.close()
+        }
+    }
+    return (crashStates, violations, withoutTombstone)
+}
+
 @Suite struct PowerLossTests {
     @Test func crashAtARandomCallUnderEveryModelLosesNothingDurable() throws {
         let runs = longTier ? 10_000 : 1000
-        var crashStates = 0, violations: [String] = []
-        for run in 0..<runs {
-            let seed = UInt64(run) &* 7919 &+ 17
-            var rng = SeededBytes(seed: seed)
-            let syncEvery = [1, 8, 64][run % 3]
-            let everyWrite = syncEvery == 1
-            let operations = 50 + Int(rng.next() % 1950)
-            let fs = SimulatedFileSystem()
-            fs.crash(afterCalls: 10 + Int(rng.next() % UInt64(everyWrite ? operations * 2 : operations / 3 + 40)))
-            let oracle = CrashOracle()
-            do {
-                let store = try DiskStore(directory: "/store", options: simulatedOptions(fs, durability: everyWrite ? .everyWrite : .none))
-                runWorkload(store, oracle: oracle, seed: seed, operations: operations, syncEvery: syncEvery, everyWrite: everyWrite, compactEvery: run % 5 == 0 ? 97 : 0)
-                _ = try? store.close()
-            } catch {
-                // The crash came during open: nothing was acknowledged.
-            }
-            for model in SimulatedFileSystem.CrashModel.allCases {
-                crashStates += 1
-                let rebooted = fs.reboot(model, seed: seed)
-                let store = try DiskStore(directory: "/store", options: simulatedOptions(rebooted, durability: .none))
-                let found = try oracle.violations(in: store)
-                violations += found.map { "run \(run) (\(model)): \($0)" }
-                // A second reopen after recovery sees the same thing.
-                try store.close()
-                let again = try DiskStore(directory: "/store", options: simulatedOptions(rebooted, durability: .none))
-                violations += try oracle.violations(in: again).map { "run \(run) (\(model), second open): \($0)" }
-                try again.close()
-            }
+        let result = try crashAtRandomCalls(runs: runs, seed: { UInt64($0) &* 7919 &+ 17 }, compactEvery: { $0 % 5 == 0 ? 97 : 0 }) {
+            simulatedOptions($0, durability: $1)
         }
-        print("power loss: \(runs) runs, \(crashStates) crash states, \(violations.count) violations")
-        #expect(violations.isEmpty, "\(violations.prefix(10))")
+        print("power loss: \(runs) runs, \(result.crashStates) crash states, \(result.violations.count) violations")
+        #expect(result.violations.isEmpty, "\(result.violations.prefix(10))")
     }
 
     @Test func compactionCrashedAfterEachOfItsCallsRecovers() throws {
