@@ -82,6 +82,19 @@ package enum RecordCodec {
     /// Every length is checked against the format's limits before it is trusted, and the checksum
     /// is checked before anything (the key, the value) is used.
     package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Decoded {
+        let decoded = decodeHeader(bytes, at: offset)
+        guard case .record(let header) = decoded else { return decoded }
+        let total = header.encodedSize
+        if bytes.count - offset < total { return .truncated }
+        let covered = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + total)])
+        if CRC32C.mask(CRC32C.checksum(covered)) != bytes.u32(offset) { return .invalid("checksum mismatch") }
+        return decoded
+    }
+
+    /// Decodes the header starting at `offset` and checks its fields against each other and the
+    /// format's limits, but not the checksum, which covers the whole record: for reading what a
+    /// record's header says (its write time, its original length) without reading its value.
+    package static func decodeHeader(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Decoded {
         let remaining = bytes.count - offset
         if remaining < Format.recordHeaderSize { return .truncated }
         let h = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Format.recordHeaderSize)])
@@ -95,25 +108,27 @@ package enum RecordCodec {
         if stored > Format.maximumValueLength || original > Format.maximumValueLength {
             return .invalid("value length out of range")
         }
-        let compressed = flags & Format.RecordFlag.compressed != 0
-        switch kind {
-        case .tombstone:
-            if stored != 0 || original != 0 || flags != 0 { return .invalid("tombstone with a value or flags") }
-        case .pin:
-            if stored != 0 || original != 0 || flags & ~Format.RecordFlag.pinned != 0 {
-                return .invalid("pin record with a value or flags other than pinned")
-            }
-        case .value:
-            if compressed ? (stored == 0 || original == 0) : (stored != original) {
-                return .invalid("stored and original lengths disagree")
-            }
-        }
-        let total = Format.recordHeaderSize + keyLength + stored
-        if remaining < total { return .truncated }
-        let covered = UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + total)])
-        if CRC32C.mask(CRC32C.checksum(covered)) != h.u32(0) { return .invalid("checksum mismatch") }
+        if let problem = kindProblem(kind, flags: flags, stored: stored, original: original) { return .invalid(problem) }
         return .record(RecordHeader(
             sequence: h.u64(4), writeTime: h.i64(12), expiry: h.i64(20), kind: kind, flags: flags,
             keyLength: keyLength, storedLength: stored, originalLength: original))
+    }
+
+    /// What is wrong with a header's flags and lengths for its kind, or nil.
+    private static func kindProblem(_ kind: Format.RecordKind, flags: UInt8, stored: Int, original: Int) -> String? {
+        switch kind {
+        case .tombstone:
+            if stored != 0 || original != 0 || flags != 0 { return "tombstone with a value or flags" }
+        case .pin:
+            if stored != 0 || original != 0 || flags & ~Format.RecordFlag.pinned != 0 {
+                return "pin record with a value or flags other than pinned"
+            }
+        case .value:
+            let compressed = flags & Format.RecordFlag.compressed != 0
+            if compressed ? (stored == 0 || original == 0) : (stored != original) {
+                return "stored and original lengths disagree"
+            }
+        }
+        return nil
     }
 }

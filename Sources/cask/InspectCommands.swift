@@ -34,9 +34,9 @@ struct List: ParsableCommand {
             return true
         }
         if sort == .key {
-            store.forEachItemInKeyOrder(accept)
+            try withStoreErrors { try store.forEachItemInKeyOrder(accept) }
         } else {
-            for m in sorted(store.allMetadata()) where !accept(m) { break }
+            for m in sorted(try withStoreErrors { try store.allMetadata() }) where !accept(m) { break }
         }
         printer.end()
     }
@@ -149,7 +149,7 @@ struct Stats: ParsableCommand {
         let store = try openStore(directory, for: .read)
         let stats = store.statistics
         let segments = store.segmentInfo()
-        let items = store.allMetadata()
+        let items = try withStoreErrors { try store.allMetadata() }
         try withStoreErrors { try store.close() }
         let valueBytes = items.reduce(0) { $0 + $1.size }
         let stored = items.reduce(0) { $0 + $1.storedSize }

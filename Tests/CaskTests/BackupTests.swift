@@ -47,7 +47,7 @@ import Testing
         #expect(copy.count == expected.count)
         for (key, value) in expected { #expect(try copy.value(forKey: key) == value) }
         #expect(try copy.value(forKey: "new") == nil)
-        #expect(copy.metadata(forKey: "k1")?.isPinned == true)
+        #expect(try copy.metadata(forKey: "k1")?.isPinned == true)
         // The source goes on unharmed.
         #expect(try store.value(forKey: "k5") == Data("after".utf8))
         try store.close()

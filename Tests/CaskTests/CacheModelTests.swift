@@ -428,7 +428,7 @@ final class ModelRun {
         if keys != model.liveKeys { return "keys \(keys.sorted()), model \(model.liveKeys.sorted())" }
         if store.count != model.items.count { return "count \(store.count), model \(model.items.count) (held, gone included)" }
         for k in keys {
-            let m = store.metadata(forKey: CacheModel.key(k))!
+            guard let m = (try? store.metadata(forKey: CacheModel.key(k))) ?? nil else { return "k\(k) has no metadata" }
             let item = model.items[k]!
             if m.isPinned != item.pinned { return "k\(k) pinned \(m.isPinned), model \(item.pinned)" }
             if Int64((m.accessDate.timeIntervalSince1970 * 1000).rounded()) != item.access { return "k\(k) accessed at \(m.accessDate), model \(item.access)" }

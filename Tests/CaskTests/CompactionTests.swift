@@ -180,7 +180,7 @@ import Testing
         let reopened = try DiskStore(directory: dir.path, options: options(clock: clock))
         defer { try? reopened.close() }
         #expect(reopened.statistics.segmentsScanned == 0)
-        let access = reopened.metadata(forKey: "k101")?.accessDate.timeIntervalSince1970
+        let access = try reopened.metadata(forKey: "k101")?.accessDate.timeIntervalSince1970
         #expect(access.map { Int64(($0 * 1000).rounded()) } == readAt)
     }
 

@@ -50,7 +50,7 @@ final class Counters: Sendable {
                         if let v = try? store.value(forKey: "k\(k)") {
                             if !Self.check(v, key: k) { counters.bad.add(1, ordering: .relaxed) }
                         }
-                        _ = store.metadata(forKey: "k\(k)")
+                        do { _ = try store.metadata(forKey: "k\(k)") } catch { counters.bad.add(1, ordering: .relaxed) }
                         counters.reads.add(1, ordering: .relaxed)
                     }
             }

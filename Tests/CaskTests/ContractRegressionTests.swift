@@ -16,7 +16,7 @@ import Testing
         let store = try DiskStore(directory: dir.path, options: limitedOptions(clock, byteLimit: 16384))
         for i in 0..<5 { try store.setValue(Data(count: 100), forKey: "k\(i)") }
         #expect(throws: CaskError.self) { try store.setValue(Data(count: 13_000), forKey: "big") }
-        #expect(store.keys().count == 5 && store.metadata(forKey: "big") == nil)
+        #expect(try store.keys().count == 5 && store.metadata(forKey: "big") == nil)
         try store.close()
     }
 

@@ -18,8 +18,8 @@ import Testing
             let store = try DiskStore(directory: dir.path, options: options())
             for (k, v) in values { try store.setValue(v, forKey: k) }
             for (k, v) in values { #expect(try store.value(forKey: k) == v, "\(k) before reopen") }
-            #expect(store.metadata(forKey: "compressible")?.isCompressed == true)
-            #expect(store.metadata(forKey: "incompressible")?.isCompressed == false)
+            #expect(try store.metadata(forKey: "compressible")?.isCompressed == true)
+            #expect(try store.metadata(forKey: "incompressible")?.isCompressed == false)
             try store.close()
         }
         let store = try DiskStore(directory: dir.path, options: options())
@@ -79,20 +79,20 @@ import Testing
             try store.setValue(Data("a".utf8), forKey: "short", timeToLive: .seconds(10))
             try store.setValue(Data("b".utf8), forKey: "pinned", timeToLive: .seconds(10), isPinned: true)
             try store.setValue(Data("c".utf8), forKey: "forever")
-            #expect(store.metadata(forKey: "short")?.timeToLive(at: Date(milliseconds: clock.milliseconds)) == 10)
+            #expect(try store.metadata(forKey: "short")?.timeToLive(at: Date(milliseconds: clock.milliseconds)) == 10)
             clock.advance(.seconds(9))
             #expect(try store.value(forKey: "short") == Data("a".utf8))
             clock.advance(.seconds(2))
             #expect(try store.value(forKey: "short") == nil)
             #expect(store.contains("short") == false)
             #expect(try store.value(forKey: "pinned") == Data("b".utf8))
-            #expect(store.metadata(forKey: "pinned")?.isPinned == true)
+            #expect(try store.metadata(forKey: "pinned")?.isPinned == true)
             #expect(store.keys().sorted() == ["forever", "pinned"])
             try store.close()
         }
         let store = try DiskStore(directory: dir.path, options: options(clock: clock.wallClock))
         #expect(try store.value(forKey: "short") == nil)
-        #expect(store.metadata(forKey: "pinned")?.isPinned == true)
+        #expect(try store.metadata(forKey: "pinned")?.isPinned == true)
         #expect(try store.value(forKey: "forever") == Data("c".utf8))
     }
 

@@ -109,7 +109,7 @@ import CaskFormat
         #expect(store.statistics.segmentsLoadedFromHints == hints.count)
         for i in 0..<40 {
             #expect(try store.value(forKey: "k\(i)") == (i == 5 ? nil : Data(repeating: UInt8(i), count: 200)))
-            #expect((store.metadata(forKey: "k\(i)")?.expirationDate != nil) == (i % 3 == 0 && i != 5))
+            #expect((try store.metadata(forKey: "k\(i)")?.expirationDate != nil) == (i % 3 == 0 && i != 5))
         }
         try store.close()
     }

@@ -38,7 +38,7 @@ import CaskFormat
     /// Every item, with all of its metadata (access times included).
     private func contents(_ store: DiskStore) throws -> [String: (Data?, ItemMetadata?)] {
         var all: [String: (Data?, ItemMetadata?)] = [:]
-        for key in store.keys() { all[key] = (try store.value(forKey: key), store.metadata(forKey: key)) }
+        for key in store.keys() { all[key] = (try store.value(forKey: key), try store.metadata(forKey: key)) }
         return all
     }
 
@@ -88,7 +88,7 @@ import CaskFormat
         let store = try DiskStore(directory: dir.path, options: storeOptions(clock))
         defer { try? store.close() }
         #expect(store.statistics.indexLoadedFromSnapshot)
-        #expect(store.metadata(forKey: "k1")?.accessDate == readAt)
+        #expect(try store.metadata(forKey: "k1")?.accessDate == readAt)
     }
 
     /// A snapshot from before later writes, a compaction or a removeAll no longer describes the

@@ -1,24 +1,45 @@
 import Testing
+import CaskFormat
 @testable import Cask
 
 @Suite struct KeyIndexTests {
-    func entry(_ n: Int) -> IndexEntry {
-        IndexEntry(segment: UInt32(n % 7), offset: UInt32(n), storedLength: UInt32(n % 100), originalLength: UInt32(n % 100),
-                   sequence: UInt64(n) << 20, writeTime: 1_800_000_000_000, expiry: Int64(n), accessTime: 1_800_000_000_000,
-                   flags: 0, keyLength: 0)
+    /// Entry `n`: every field derived from `n`; every third one has an expiry, every fifth is
+    /// compressed, every seventh pinned.
+    func entry(_ n: Int, expiries: Bool = true) -> IndexEntry {
+        var flags: UInt8 = 0
+        if n % 5 == 0 { flags |= Format.RecordFlag.compressed }
+        if n % 7 == 0 { flags |= Format.RecordFlag.pinned }
+        return IndexEntry(segment: UInt32(n % 7), offset: UInt32(n), storedLength: UInt32(n % 100), sequence: UInt64(n) << 20,
+                          expiry: expiries && n % 3 == 0 ? 1_800_000_000_000 + Int64(n) : 0, accessTime: 1_700_000_000_000 + Int64(n),
+                          flags: flags, keyLength: 0)
     }
 
-    @Test func matchesADictionaryUnderRandomInsertsUpdatesAndRemoves() {
+    /// What the index must give back for entry `n` stored under `key`.
+    func matches(_ e: IndexEntry?, _ n: Int, key: String, expiries: Bool = true) -> Bool {
+        guard let e else { return false }
+        var expected = entry(n, expiries: expiries)
+        expected.keyOffset = e.keyOffset
+        expected.keyLength = UInt16(key.utf8.count)
+        return e == expected
+    }
+
+    @Test(arguments: [true, false])
+    func matchesADictionaryUnderRandomInsertsUpdatesAndRemoves(expiries: Bool) {
         var index = KeyIndex()
         var model: [String: Int] = [:]
         var rng = SeededBytes(seed: 42)
         for step in 0..<200_000 {
             let key = "key-\(rng.next() % 5000)" + String(repeating: "x", count: Int(rng.next() % 40))
             switch rng.next() % 10 {
-            case 0...5:
-                let old = index.updateValue(entry(step), forKey: key)
+            case 0...4:
+                let old = index.updateValue(entry(step, expiries: expiries), forKey: key)
                 #expect((old.map { Int($0.offset) }) == model[key])
                 model[key] = step
+            case 5:
+                // A read moves the access time in place; the rest of the entry stays.
+                let touched = withUTF8(key) { k in index.withEntry(forKey: k) { $0.accessTime += 1 } }
+                #expect((touched != nil) == (model[key] != nil))
+                withUTF8(key) { k in _ = index.withEntry(forKey: k) { $0.accessTime -= 1 } }
             default:
                 let old = index.removeValue(forKey: key)
                 #expect((old.map { Int($0.offset) }) == model[key])
@@ -26,35 +47,52 @@ import Testing
             }
             if step % 20_000 == 0 {
                 #expect(index.count == model.count)
-                for (k, v) in model { #expect(index.entry(forKey: k).map { Int($0.offset) } == v) }
+                for (k, v) in model { #expect(matches(index.entry(forKey: k), v, key: k, expiries: expiries)) }
             }
         }
+        index.trimExcessCapacity()
         #expect(index.count == model.count)
-        for (k, v) in model {
-            let e = index.entry(forKey: k)
-            #expect(e.map { Int($0.offset) } == v)
-            #expect(e?.sequence == UInt64(v) << 20 && e?.expiry == Int64(v))
-        }
+        for (k, v) in model { #expect(matches(index.entry(forKey: k), v, key: k, expiries: expiries)) }
         #expect(Set(index.all.map(\.key)) == Set(model.keys))
         #expect(index.entry(forKey: "absent") == nil)
     }
 
     @Test func timesKeepTheirPrecision() {
+        var index = KeyIndex()
         var e = entry(1)
         e.accessTime = 1_800_000_123_456
         #expect(e.accessTime == 1_800_000_123_456)       // to the millisecond (issue 12)
         e.accessTime = Int64.max
         #expect(e.accessTime == IndexEntry.maximumTime)   // clamped, never wrapped
-        let exact = IndexEntry(segment: 1, offset: 2, storedLength: 3, originalLength: 3, sequence: 1 << 40,
-                               writeTime: 0, expiry: 1_800_000_000_123, accessTime: 0, flags: 0, keyLength: 1)
-        #expect(exact.expiry == 1_800_000_000_123)
-        #expect(exact.sequence == 1 << 40)
-        #expect(MemoryLayout<IndexEntry>.stride == 48)
+        let exact = IndexEntry(segment: 1, offset: 2, storedLength: 3, sequence: UInt64.max - 1,
+                               expiry: IndexEntry.maximumTime, accessTime: IndexEntry.maximumTime - 1,
+                               flags: Format.RecordFlag.pinned | Format.RecordFlag.compressed, keyLength: 1)
+        index.updateValue(exact, forKey: "k")
+        var back = index.entry(forKey: "k")
+        back?.keyOffset = 0
+        #expect(back == exact)
+        #expect(MemoryLayout<StoredIndexEntry>.stride == 32)
     }
-}
 
-extension IndexEntry: Equatable {
-    public static func == (a: IndexEntry, b: IndexEntry) -> Bool {
-        a.sequence == b.sequence && a.segment == b.segment && a.offset == b.offset
+    /// The table grows by half, not by doubling, and an open ends with the arrays trimmed: 1M
+    /// 16-byte keys without expiries then take at most 32 + 16 + 8 / 0.5 bytes a key.
+    @Test func memoryPerKeyStaysWithinTheBound() {
+        var index = KeyIndex()
+        let n = 300_000
+        for i in 0..<n { index.updateValue(entry(i, expiries: false), forKey: key(i)) }
+        index.trimExcessCapacity()
+        let perKey = Double(index.memoryBytes) / Double(n)
+        #expect(perKey <= 64, "\(perKey) bytes a key")
+        // One expiry brings the array beside the entries: 8 bytes a key more.
+        index.updateValue(entry(3), forKey: key(3))
+        #expect(Double(index.memoryBytes) / Double(n) <= 64 + 8)
+        #expect(index.entry(forKey: key(3))?.expiry == 1_800_000_000_003)
+        #expect(index.entry(forKey: key(6))?.expiry == 0)
+    }
+
+    /// A 16-byte key for `i`.
+    func key(_ i: Int) -> String {
+        let digits = String(i)
+        return "key-" + String(repeating: "0", count: 12 - digits.count) + digits
     }
 }

@@ -89,7 +89,7 @@ import Testing
         try s.trim(toSize: s.liveBytes - 1)
         #expect(!s.contains("k1") && s.contains("k8"))
         try s.setPinned(true, forKey: "k8")
-        #expect(s.metadata(forKey: "k8")?.isPinned == true)
+        #expect(try s.metadata(forKey: "k8")?.isPinned == true)
         let unpinned = s.count - 1
         #expect(try s.removeAll(pinned: false) == unpinned)
         #expect(s.keys() == ["k8"])

@@ -99,7 +99,7 @@ struct User: Codable, Equatable, Sendable {
             cache.handleMemoryPressure()   // empties the memory layer
             #expect(try cache.data(forKey: "k") == Data("v".utf8))   // read from disk, copied to memory
         }
-        let used = Int64((cache.disk.metadata(forKey: "k")!.accessDate.timeIntervalSince1970 * 1000).rounded())
+        let used = Int64((try cache.disk.metadata(forKey: "k")!.accessDate.timeIntervalSince1970 * 1000).rounded())
         now.store(used + 100, ordering: .relaxed)   // the next reading is 101 ms after that use
         #expect(try cache.data(forKey: "k") == nil)
         try cache.close()
@@ -183,7 +183,7 @@ struct User: Codable, Equatable, Sendable {
         try cache.setData(Data("p".utf8), forKey: "pin", isPinned: true)
         usleep(20_000)
         #expect(try cache.data(forKey: "ttl") == nil)
-        #expect(cache.metadata(forKey: "pin")?.isPinned == true)
+        #expect(try cache.metadata(forKey: "pin")?.isPinned == true)
     }
 }
 

@@ -23,7 +23,7 @@ import CaskFormat
         o.limits.countLimit = 3
         let store = try DiskStore(directory: dir.path, options: o)
         try store.setValue(Data("old".utf8), forKey: "old")
-        let written = try #require(store.metadata(forKey: "old"))
+        let written = try #require(try store.metadata(forKey: "old"))
         clock.advance(.seconds(10))
         try store.setValue(Data("b".utf8), forKey: "b")
         clock.advance(.seconds(10))
@@ -31,13 +31,13 @@ import CaskFormat
         clock.advance(.seconds(10))
 
         #expect(try store.setPinned(true, forKey: "old"))
-        let pinned = try #require(store.metadata(forKey: "old"))
+        let pinned = try #require(try store.metadata(forKey: "old"))
         #expect(pinned.isPinned)
         #expect(pinned.accessDate == written.accessDate)
         #expect(pinned.writeDate == written.writeDate)
         clock.advance(.seconds(10))
         #expect(try store.setPinned(false, forKey: "old"))
-        let unpinned = try #require(store.metadata(forKey: "old"))
+        let unpinned = try #require(try store.metadata(forKey: "old"))
         #expect(!unpinned.isPinned)
         #expect(unpinned.accessDate == written.accessDate)
         #expect(unpinned.writeDate == written.writeDate)
@@ -80,10 +80,10 @@ import CaskFormat
         let clock = ManualClock()
         let store = try DiskStore(directory: dir.path, options: pinnedOptions(clock))
         try store.setValue(Data("v".utf8), forKey: "k", timeToLive: .seconds(5), isPinned: true)
-        let expiry = try #require(store.metadata(forKey: "k")?.expirationDate)
+        let expiry = try #require(try store.metadata(forKey: "k")?.expirationDate)
         clock.advance(.seconds(60))
         #expect(store.contains("k"))   // pinned: the TTL does not apply
-        #expect(store.metadata(forKey: "k")?.expirationDate == expiry)
+        #expect(try store.metadata(forKey: "k")?.expirationDate == expiry)
         #expect(try store.setPinned(false, forKey: "k"))
         #expect(try store.value(forKey: "k") == nil)
         #expect(!store.contains("k"))
@@ -123,7 +123,7 @@ import CaskFormat
             let store = try DiskStore(directory: dir.path, options: o)
             for i in 0..<40 {
                 try store.setValue(Data(repeating: UInt8(i), count: 200), forKey: "k\(i)", timeToLive: .seconds(3600))
-                written["k\(i)"] = store.metadata(forKey: "k\(i)")
+                written["k\(i)"] = try store.metadata(forKey: "k\(i)")
             }
             clock.advance(.seconds(30))
             for i in stride(from: 0, to: 40, by: 3) { #expect(try store.setPinned(true, forKey: "k\(i)")) }
@@ -133,7 +133,7 @@ import CaskFormat
         }
         func check(_ store: DiskStore, _ label: String) throws {
             for i in 0..<40 where i % 3 != 1 {
-                let m = try #require(store.metadata(forKey: "k\(i)"), "\(label): k\(i)")
+                let m = try #require(try store.metadata(forKey: "k\(i)"), "\(label): k\(i)")
                 #expect(m.isPinned == (i % 3 == 0), "\(label): k\(i)")
                 #expect(m.writeDate == written["k\(i)"]!.writeDate, "\(label): k\(i)")
                 #expect(m.expirationDate == written["k\(i)"]!.expirationDate, "\(label): k\(i)")
@@ -169,17 +169,17 @@ import CaskFormat
             try check(store, "reopened after compaction")
             // An overwrite without isPinned: the old pin record no longer applies.
             try store.setValue(Data("new".utf8), forKey: "k0")
-            #expect(store.metadata(forKey: "k0")?.isPinned == false)
+            #expect(try store.metadata(forKey: "k0")?.isPinned == false)
             try store.close()
         }
         for hint in try hintFiles(dir) { try FileManager.default.removeItem(atPath: dir.file(hint)) }
         for pass in ["from hints", "scanned"] {
             let store = try DiskStore(directory: dir.path, options: o)
-            #expect(store.metadata(forKey: "k0")?.isPinned == false, "\(pass)")
-            #expect(store.metadata(forKey: "k3")?.isPinned == true, "\(pass)")
+            #expect(try store.metadata(forKey: "k0")?.isPinned == false, "\(pass)")
+            #expect(try store.metadata(forKey: "k3")?.isPinned == true, "\(pass)")
             #expect(try store.value(forKey: "k0") == Data("new".utf8))
             try store.compact()
-            #expect(store.metadata(forKey: "k0")?.isPinned == false, "\(pass) compacted")
+            #expect(try store.metadata(forKey: "k0")?.isPinned == false, "\(pass) compacted")
             try store.close()
         }
     }
@@ -201,12 +201,12 @@ import CaskFormat
         try store.compact()
         #expect(store.statistics.deadBytes == 0)
         #expect(try store.compact().segmentsCompacted == 0)
-        for i in 0..<20 { #expect(store.metadata(forKey: "k\(i)")?.isPinned == true) }
+        for i in 0..<20 { #expect(try store.metadata(forKey: "k\(i)")?.isPinned == true) }
         let pinRecordsLive = store.state.withLock { $0.pinRecords.count }
         #expect(pinRecordsLive == 20)
         try store.close()
         let reopened = try DiskStore(directory: dir.path, options: o)
-        for i in 0..<20 { #expect(reopened.metadata(forKey: "k\(i)")?.isPinned == true) }
+        for i in 0..<20 { #expect(try reopened.metadata(forKey: "k\(i)")?.isPinned == true) }
         #expect(reopened.statistics.deadBytes == 0)
         try reopened.close()
     }
@@ -253,8 +253,8 @@ import CaskFormat
             #expect(try reopened.value(forKey: "a") == Data("a".utf8), "\(model)")
             #expect(try reopened.value(forKey: "b") == Data("b".utf8), "\(model)")
             if durability == .everyWrite {
-                #expect(reopened.metadata(forKey: "a")?.isPinned == true, "\(model)")
-                #expect(reopened.metadata(forKey: "b")?.isPinned == false, "\(model)")
+                #expect(try reopened.metadata(forKey: "a")?.isPinned == true, "\(model)")
+                #expect(try reopened.metadata(forKey: "b")?.isPinned == false, "\(model)")
             }
             try reopened.close()
         }
@@ -285,7 +285,7 @@ import CaskFormat
             #expect(store.statistics.segmentsLoadedFromHints > 0 && store.statistics.segmentsScanned <= 1)
             #expect(store.statistics.damagedRanges == 0 && store.statistics.keysDroppedByRecovery == 0)
             for i in 0..<30 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 300)) }
-            #expect(store.metadata(forKey: "k4")?.isPinned == true)
+            #expect(try store.metadata(forKey: "k4")?.isPinned == true)
             #expect(try store.setPinned(true, forKey: "k7"))
             try store.close()
         }
@@ -294,7 +294,7 @@ import CaskFormat
         #expect(header.withUnsafeBytes { $0.u32(8) } == Format.version)
         #expect(Format.version == 3)
         let store = try DiskStore(directory: dir.path, options: o)
-        #expect(store.metadata(forKey: "k7")?.isPinned == true)
+        #expect(try store.metadata(forKey: "k7")?.isPinned == true)
         #expect(try store.value(forKey: "k7") == Data(repeating: 7, count: 300))
         try store.close()
     }

@@ -216,8 +216,11 @@ public final class CaskCache: Sendable {
     /// Whether `key` holds a live value (the disk layer decides). Not an access.
     public func contains(_ key: String) -> Bool { disk.contains(key) }
 
-    /// The disk layer's metadata for `key` (sizes, times, TTL left, pinned).
-    public func metadata(forKey key: String) -> ItemMetadata? { disk.metadata(forKey: key) }
+    /// The disk layer's metadata for `key` (sizes, times, TTL left, pinned): see
+    /// ``DiskStore/metadata(forKey:)``.
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when reading the record's header fails,
+    ///   ``CaskError/closed``.
+    public func metadata(forKey key: String) throws(CaskError) -> ItemMetadata? { try disk.metadata(forKey: key) }
 
     /// Both layers' counters.
     public var statistics: CacheStatistics {

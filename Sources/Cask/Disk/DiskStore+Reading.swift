@@ -142,7 +142,7 @@ extension DiskStore {
 
     /// A record failed its check on read: count and log it, and make the key durably absent so
     /// that no older value of it can come back.
-    private func reportDamage(key: String, entry: IndexEntry, file: String) throws(CaskError) {
+    func reportDamage(key: String, entry: IndexEntry, file: String) throws(CaskError) {
         options.logger.error("record of key \(key) at \(file):\(entry.offset) failed its checksum; key removed")
         let now = options.clock.milliseconds()
         try withKeyBytes(key) { keyBytes throws(CaskError) in
@@ -154,24 +154,6 @@ extension DiskStore {
                 s.install(tombstone, forKey: keyBytes)
             }
         }
-    }
-
-    /// What the store knows of `key` without reading its value, or nil when absent or expired.
-    /// Not an access: LRU order does not change.
-    public func metadata(forKey key: String) -> ItemMetadata? {
-        let now = options.clock.milliseconds()
-        return state.withLock { s in
-            guard !s.isClosed, let e = s.index.entry(forKey: key),
-                  StoreState.goneCause(e, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return nil }
-            return Self.metadata(key, e)
-        }
-    }
-
-    static func metadata(_ key: String, _ e: IndexEntry) -> ItemMetadata {
-        ItemMetadata(
-            key: key, size: Int(e.originalLength), storedSize: Int(e.storedLength), isCompressed: e.isCompressed,
-            writeDate: Date(milliseconds: e.writeTime), accessDate: Date(milliseconds: e.accessTime),
-            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned)
     }
 
     /// Whether a live, unexpired value is stored under `key`. Not an access.
@@ -189,30 +171,6 @@ extension DiskStore {
         return state.withLock { s in
             let age = s.ageLimitMilliseconds
             return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : s.index.key(of: $0) }
-        }
-    }
-
-    /// Metadata of all live, unexpired items, in no particular order. O(n); a snapshot.
-    public func allMetadata() -> [ItemMetadata] {
-        let now = options.clock.milliseconds()
-        return state.withLock { s in
-            let age = s.ageLimitMilliseconds
-            return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : Self.metadata(s.index.key(of: $0), $0) }
-        }
-    }
-
-    /// Calls `body` with the metadata of every live item, in ascending order of the keys' UTF-8
-    /// bytes, one at a time: nothing is built for all items but their order (4 bytes each), so
-    /// listing a large store costs little memory beyond the index. The items are those of the
-    /// moment of the call; the store may change meanwhile (the store's lock is not held while
-    /// `body` runs). Not an access. Stops early when `body` returns false.
-    public func forEachItemInKeyOrder(_ body: (ItemMetadata) throws -> Bool) rethrows {
-        let now = options.clock.milliseconds()
-        let (index, age) = state.withLock { s in (s.isClosed ? KeyIndex() : s.index, s.ageLimitMilliseconds) }
-        let order = index.entryNumbersSortedByKey { StoreState.goneCause($0, now: now, ageLimit: age) == nil }
-        for n in order {
-            let entry = index.entries[Int(n)]
-            guard try body(Self.metadata(index.key(of: entry), entry)) else { return }
         }
     }
 

@@ -15,11 +15,11 @@ extension IndexSnapshot {
               (try? fs.size(handle)) == Int64(header.fileSize),
               let marks = input.marks(count: header.segments), let changed = changedTails(marks, segments, fs: fs),
               let slots = input.slots(count: header.slots),
-              let entries = input.entries(count: header.entries, in: marks),
+              let (entries, expiries) = input.entries(count: header.entries, in: marks),
               let keys = input.bytes(count: header.keyBytes),
               let pinBytes = input.bytes(count: header.pins * pinSize + header.pinKeyBytes),
               input.trailerHolds(),
-              let index = KeyIndex(restoring: entries, keys: keys, slots: slots, seed: header.seed),
+              let index = KeyIndex(restoring: entries, expiries: expiries, keys: keys, slots: slots, seed: header.seed),
               let pins = decodePins(pinBytes, count: header.pins, in: marks) else { return nil }
         var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
         guard changed.isEmpty || checkChangedTails(&restored, changed: changed, segments: segments) else { return nil }
@@ -70,11 +70,10 @@ extension IndexSnapshot {
     /// a faulty writer: nothing it says may point outside a segment).
     @inline(__always)
     static func decodeEntry(_ raw: UnsafeRawBufferPointer, at: Int, sizes: inout SegmentSizes) -> IndexEntry? {
-        let keyLength = raw.u16(at + 44), flags = raw.u8(at + 46)
+        let keyLength = raw.u16(at + 20), flags = raw.u8(at + 22)
         guard Int(keyLength) <= Format.maximumKeyLength, flags & ~Format.RecordFlag.known == 0 else { return nil }
         let e = IndexEntry(
-            segment: raw.u32(at + 8), offset: raw.u32(at + 12), storedLength: raw.u32(at + 16),
-            originalLength: raw.u32(at + 20), sequence: raw.u64(at), writeTime: Int64(raw.u32(at + 40)) * 1000,
+            segment: raw.u32(at + 8), offset: raw.u32(at + 12), storedLength: raw.u32(at + 16), sequence: raw.u64(at),
             expiry: raw.i64(at + 24), accessTime: raw.i64(at + 32), flags: flags, keyLength: keyLength)
         guard let size = sizes.size(of: e.segment), Int64(e.offset) + Int64(e.recordSize) <= size else { return nil }
         return e

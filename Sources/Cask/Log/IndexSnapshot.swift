@@ -14,11 +14,11 @@ enum IndexSnapshot {
     static let fileName = "INDEX"
     /// "CASKIDX\0".
     static let magic: [UInt8] = Array("CASKIDX\0".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerSize = 64
     static let slotSize = 8
     static let markSize = 16
-    static let entrySize = 48
+    static let entrySize = 40
     static let pinSize = 32
     static let trailerSize = 8
     /// "IEND": the last four bytes of a complete snapshot.
@@ -41,7 +41,7 @@ enum IndexSnapshot {
         var pins: Int
         var pinKeyBytes: Int
         var maximumSequence: UInt64
-        /// The index's hash seed and its table's slot count (a power of two).
+        /// The index's hash seed and its table's slot count.
         var seed: UInt64
         var slots: Int
 
@@ -140,13 +140,11 @@ extension IndexSnapshot {
         raw.put(e.segment, at: 8)
         raw.put(e.offset, at: 12)
         raw.put(e.storedLength, at: 16)
-        raw.put(e.originalLength, at: 20)
+        raw.put(e.keyLength, at: 20)
+        raw.put(e.flags & Format.RecordFlag.known, at: 22)
+        raw.put(UInt8(0), at: 23)
         raw.put(e.expiry, at: 24)
         raw.put(e.accessTime, at: 32)
-        raw.put(UInt32(clamping: e.writeTime / 1000), at: 40)
-        raw.put(e.keyLength, at: 44)
-        raw.put(e.flags & Format.RecordFlag.known, at: 46)
-        raw.put(UInt8(0), at: 47)
     }
 
     private static func encode(_ p: PinRecordLocation, keyLength: Int, into raw: UnsafeMutableRawBufferPointer) {

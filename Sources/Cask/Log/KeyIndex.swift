@@ -4,38 +4,79 @@ import Synchronization
 import CaskFormat
 
 /// The in-memory hash index: key -> ``IndexEntry``. Open addressing with linear probing over a
-/// power-of-two table of 8-byte slots (32-bit hash fingerprint, entry number); entries live in a
-/// dense array and keys in one byte arena, so an index of n keys makes no per-key allocation.
-/// A key's home slot is the top bits of its hash, which the fingerprint holds: growing the table
-/// and shifting a run back after a removal move slots without touching (or hashing) any key.
+/// table of 8-byte slots (32-bit hash fingerprint, entry number); entries live in a dense array
+/// of 32-byte ``StoredIndexEntry`` values and keys in one byte arena, so an index of n keys
+/// makes no per-key allocation. Expiry times live in an array beside the entries, allocated
+/// only once some entry has one (8 bytes per key from then on).
 ///
-/// Memory per key: 48 (entry) + key length + 8 / load factor (0.375 ... 0.75) for the slot.
-/// Not thread-safe: the store uses it under its lock.
+/// A key's home slot is its fingerprint scaled to the table's size (`fingerprint * size >> 32`,
+/// any size): growing the table by half and shifting a run back after a removal move slots
+/// without touching (or hashing) any key.
+///
+/// Memory per key: 32 (entry) + key length + 8 / load factor (0.5 ... 0.75) for the slot,
+/// + 8 once any key has an expiry. Not thread-safe: the store uses it under its lock.
 struct KeyIndex: Sendable {
     private var slots: [UInt64]
-    private var mask: Int
-    /// 64 - log2(slot count): a hash's home slot is `hash >> shift`.
-    private var shift: UInt64
-    private(set) var entries: ContiguousArray<IndexEntry> = []
+    private var stored: ContiguousArray<StoredIndexEntry> = []
+    /// Empty while no entry has an expiry; then one per entry (0 = none).
+    private var expiries: [Int64] = []
     private var keys: [UInt8] = []
     private var garbageKeyBytes = 0
     private let seed: UInt64
 
+    static let minimumSlots = 16
+
     init(capacity: Int = 0) {
-        var size = 16
-        while size * 3 / 4 < capacity { size *= 2 }
-        slots = [UInt64](repeating: 0, count: size)
-        mask = size - 1
-        shift = UInt64(64 - size.trailingZeroBitCount)
+        slots = [UInt64](repeating: 0, count: Self.slotCount(for: capacity))
         seed = UInt64.random(in: .min ... .max)
-        entries.reserveCapacity(capacity)
+        stored.reserveCapacity(capacity)
     }
 
-    var count: Int { entries.count }
-    var isEmpty: Bool { entries.isEmpty }
+    /// A table size that holds `count` keys at most 3/4 full (2/3 full, leaving room to grow).
+    static func slotCount(for count: Int) -> Int { max(minimumSlots, count + count / 2 + 1) }
+
+    var count: Int { stored.count }
+    var isEmpty: Bool { stored.isEmpty }
 
     /// Bytes of memory the index holds (tables and arena), for statistics.
-    var memoryBytes: Int { slots.capacity * 8 + entries.capacity * MemoryLayout<IndexEntry>.stride + keys.capacity }
+    var memoryBytes: Int {
+        slots.capacity * 8 + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity
+    }
+
+    /// The entry numbered `n` (`0 ..< count`; numbers change when an entry is removed).
+    @inline(__always)
+    func entry(at n: Int) -> IndexEntry {
+        stored[n].entry(expiry: expiries.isEmpty ? 0 : expiries[n])
+    }
+
+    /// Every entry, in entry order.
+    var entries: Entries { Entries(index: self) }
+
+    struct Entries: RandomAccessCollection {
+        let index: KeyIndex
+        var startIndex: Int { 0 }
+        var endIndex: Int { index.count }
+        subscript(n: Int) -> IndexEntry { index.entry(at: n) }
+    }
+
+    @inline(__always)
+    private mutating func set(_ e: IndexEntry, at n: Int) {
+        stored[n] = StoredIndexEntry(e)
+        if !expiries.isEmpty {
+            expiries[n] = e.expiry
+        } else if e.expiry != 0 {
+            expiries = [Int64](repeating: 0, count: stored.count)
+            expiries[n] = e.expiry
+        }
+    }
+
+    private mutating func append(_ e: IndexEntry) {
+        stored.append(StoredIndexEntry(e))
+        if !expiries.isEmpty || e.expiry != 0 {
+            if expiries.isEmpty { expiries = [Int64](repeating: 0, count: stored.count - 1) }
+            expiries.append(e.expiry)
+        }
+    }
 
     // MARK: Lookup
 
@@ -44,22 +85,27 @@ struct KeyIndex: Sendable {
         cask_hash64(key.baseAddress, key.count, seed)
     }
 
+    /// The home slot of a hash: its top 32 bits (the fingerprint) scaled to the table's size.
+    @inline(__always)
+    private static func home(fingerprint: UInt64, size: Int) -> Int {
+        Int(truncatingIfNeeded: (fingerprint &* UInt64(size)) >> 32)
+    }
+
+    @inline(__always)
+    private func home(_ h: UInt64) -> Int { Self.home(fingerprint: h >> 32, size: slots.count) }
+
+    /// The home slot of an occupied slot's key, from its fingerprint.
+    @inline(__always)
+    private func home(ofSlot s: UInt64) -> Int { Self.home(fingerprint: s >> 32, size: slots.count) }
+
     /// The slot number holding `key`, or nil.
-    /// The home slot of a hash (its top bits).
-    @inline(__always)
-    private func home(_ h: UInt64) -> Int { Int(truncatingIfNeeded: h >> shift) }
-
-    /// The home slot of an occupied slot's key, from its fingerprint (the hash's top 32 bits).
-    @inline(__always)
-    private func home(ofSlot s: UInt64) -> Int { Int(truncatingIfNeeded: (s >> 32) >> (shift - 32)) }
-
     @inline(__always)
     private func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
         let fingerprint = h >> 32
         var i = home(h)
         return slots.withUnsafeBufferPointer { slots in
             keys.withUnsafeBytes { arena in
-                entries.withUnsafeBufferPointer { entries in
+                stored.withUnsafeBufferPointer { entries in
                     while true {
                         let s = slots[i]
                         if s == 0 { return nil }
@@ -70,7 +116,8 @@ struct KeyIndex: Sendable {
                                 return i
                             }
                         }
-                        i = (i + 1) & mask
+                        i += 1
+                        if i == slots.count { i = 0 }
                     }
                 }
             }
@@ -84,7 +131,7 @@ struct KeyIndex: Sendable {
     @inline(__always)
     func entry(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
         guard let slot = find(key, hash: hash(key)) else { return nil }
-        return entries[entryNumber(slot: slot)]
+        return entry(at: entryNumber(slot: slot))
     }
 
     /// The entry for `key`, or nil.
@@ -92,11 +139,16 @@ struct KeyIndex: Sendable {
         withUTF8(key) { entry(forKey: $0) }
     }
 
-    /// Runs `body` on the entry for `key` in place; nil when absent.
+    /// Runs `body` on the entry for `key` and stores what it leaves; nil when absent. `body`
+    /// must not change the key's length or offset.
     @inline(__always)
     mutating func withEntry<R>(forKey key: UnsafeRawBufferPointer, _ body: (inout IndexEntry) -> R) -> R? {
         guard let slot = find(key, hash: hash(key)) else { return nil }
-        return body(&entries[entryNumber(slot: slot)])
+        let n = entryNumber(slot: slot)
+        var e = entry(at: n)
+        let result = body(&e)
+        set(e, at: n)
+        return result
     }
 
     // MARK: Changes
@@ -107,22 +159,25 @@ struct KeyIndex: Sendable {
         let h = hash(key)
         if let slot = find(key, hash: h) {
             let n = entryNumber(slot: slot)
-            let old = entries[n]
+            let old = self.entry(at: n)
             var e = entry
             e.keyOffset = old.keyOffset
             e.keyLength = old.keyLength
-            entries[n] = e
+            set(e, at: n)
             return old
         }
-        if (entries.count + 1) * 4 > slots.count * 3 { grow() }
+        if (count + 1) * 4 > slots.count * 3 { grow() }
         var e = entry
         e.keyOffset = UInt32(keys.count)
         e.keyLength = UInt16(key.count)
         keys.appendBytes(key)
-        entries.append(e)
+        append(e)
         var i = home(h)
-        while slots[i] != 0 { i = (i + 1) & mask }
-        slots[i] = (h >> 32) << 32 | UInt64(entries.count)
+        while slots[i] != 0 {
+            i += 1
+            if i == slots.count { i = 0 }
+        }
+        slots[i] = (h >> 32) << 32 | UInt64(count)
         return nil
     }
 
@@ -136,21 +191,23 @@ struct KeyIndex: Sendable {
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
         guard let slot = find(key, hash: hash(key)) else { return nil }
         let n = entryNumber(slot: slot)
-        let removed = entries[n]
+        let removed = entry(at: n)
         deleteSlot(slot)
         garbageKeyBytes += Int(removed.keyLength)
-        let last = entries.count - 1
+        let last = count - 1
         if n != last {
             // Move the last entry into the hole and repoint its slot.
-            let moved = entries[last]
+            let moved = stored[last]
             let movedSlot = keys.withUnsafeBytes { arena -> Int in
                 let k = UnsafeRawBufferPointer(rebasing: arena[Int(moved.keyOffset)..<(Int(moved.keyOffset) + Int(moved.keyLength))])
                 return find(k, hash: hash(k))!
             }
             slots[movedSlot] = (slots[movedSlot] >> 32) << 32 | UInt64(n + 1)
-            entries[n] = moved
+            stored[n] = moved
+            if !expiries.isEmpty { expiries[n] = expiries[last] }
         }
-        entries.removeLast()
+        stored.removeLast()
+        if !expiries.isEmpty { expiries.removeLast() }
         if garbageKeyBytes > 1 << 20 && garbageKeyBytes * 2 > keys.count { compactKeys() }
         return removed
     }
@@ -165,45 +222,84 @@ struct KeyIndex: Sendable {
 
     /// Linear-probing deletion: shift later members of the run back so no probe stops early.
     private mutating func deleteSlot(_ hole: Int) {
+        let size = slots.count
         var hole = hole
-        var i = (hole + 1) & mask
+        var i = hole + 1 == size ? 0 : hole + 1
         slots[hole] = 0
         while slots[i] != 0 {
             let home = home(ofSlot: slots[i])
             // Move slot i into the hole when its home is not in (hole, i].
-            let distanceToHome = (i - home) & mask
-            let distanceToHole = (i - hole) & mask
+            var distanceToHome = i - home, distanceToHole = i - hole
+            if distanceToHome < 0 { distanceToHome += size }
+            if distanceToHole < 0 { distanceToHole += size }
             if distanceToHome >= distanceToHole {
                 slots[hole] = slots[i]
                 slots[i] = 0
                 hole = i
             }
-            i = (i + 1) & mask
+            i = i + 1 == size ? 0 : i + 1
         }
     }
 
-    /// Doubles the table. Slots move by their fingerprints; no key is read.
+    /// Grows the table by half. Slots move by their fingerprints; no key is read.
     private mutating func grow() {
-        let old = slots
-        var table = [UInt64](repeating: 0, count: old.count * 2)
-        mask = table.count - 1
-        shift -= 1
-        for s in old where s != 0 {
-            var i = home(ofSlot: s)
-            while table[i] != 0 { i = (i + 1) & mask }
-            table[i] = s
+        slots = Self.resized(slots, to: slots.count + slots.count / 2)
+    }
+
+    /// Puts the table's slots into a table of `size` slots, by their fingerprints.
+    private static func resized(_ old: [UInt64], to size: Int) -> [UInt64] {
+        var table = [UInt64](repeating: 0, count: size)
+        table.withUnsafeMutableBufferPointer { table in
+            for s in old where s != 0 {
+                var i = home(fingerprint: s >> 32, size: size)
+                while table[i] != 0 {
+                    i += 1
+                    if i == size { i = 0 }
+                }
+                table[i] = s
+            }
         }
-        slots = table
+        return table
+    }
+
+    /// Gives back what growing left unused: the table shrinks to 2/3 full when it is less than
+    /// half full, and the entry and expiry arrays to their counts. For the end of an open.
+    mutating func trimExcessCapacity() {
+        if count * 2 < slots.count && Self.slotCount(for: count) < slots.count {
+            slots = Self.resized(slots, to: Self.slotCount(for: count))
+        }
+        if stored.capacity > count + count / 16 { stored = Self.exactCopy(stored) }
+        if expiries.capacity > count + count / 16 { expiries = Self.exactCopy(expiries) }
+        if keys.capacity > keys.count + keys.count / 16 { keys = Self.exactCopy(keys) }
+    }
+
+    /// A copy of `array` in a buffer of exactly its count.
+    private static func exactCopy<T>(_ array: ContiguousArray<T>) -> ContiguousArray<T> {
+        array.withUnsafeBufferPointer { source in
+            ContiguousArray(unsafeUninitializedCapacity: source.count) { buffer, count in
+                _ = buffer.initialize(fromContentsOf: source)
+                count = source.count
+            }
+        }
+    }
+
+    private static func exactCopy<T>(_ array: [T]) -> [T] {
+        array.withUnsafeBufferPointer { source in
+            [T](unsafeUninitializedCapacity: source.count) { buffer, count in
+                _ = buffer.initialize(fromContentsOf: source)
+                count = source.count
+            }
+        }
     }
 
     private mutating func compactKeys() {
         var arena: [UInt8] = []
         arena.reserveCapacity(keys.count - garbageKeyBytes)
         keys.withUnsafeBytes { old in
-            for n in entries.indices {
-                let e = entries[n]
+            for n in stored.indices {
+                let e = stored[n]
                 let start = Int(e.keyOffset)
-                entries[n].keyOffset = UInt32(arena.count)
+                stored[n].moveKey(to: UInt32(arena.count))
                 arena.appendBytes(UnsafeRawBufferPointer(rebasing: old[start..<(start + Int(e.keyLength))]))
             }
         }
@@ -217,15 +313,17 @@ struct KeyIndex: Sendable {
     /// 32-bit fingerprint above its entry number plus one; `seed` keys the hash.
     var table: (slots: [UInt64], seed: UInt64) { (slots, seed) }
 
-    /// An index restored from an ``IndexSnapshot``: `entries`, their keys one after the other in
-    /// entry order in `keys` (offsets are set here), and the saved table. Nil unless the table
-    /// is a power of two no more than 3/4 full whose slots name every entry exactly once, and
-    /// the keys fill `keys` exactly, and every entry is found by its own key (so a snapshot
-    /// whose fingerprints or probe runs are not its keys' is refused, not half-trusted: an entry
-    /// its key cannot reach could never be replaced or removed).
-    init?(restoring entries: ContiguousArray<IndexEntry>, keys: [UInt8], slots: [UInt64], seed: UInt64) {
+    /// An index restored from an ``IndexSnapshot``: `entries` and their `expiries` (empty when
+    /// none has one), their keys one after the other in entry order in `keys` (offsets are set
+    /// here), and the saved table. Nil unless the table has 16 to 2^32 - 1 slots, is no more
+    /// than 3/4 full and its slots name every entry exactly once, and the keys fill `keys`
+    /// exactly, and every entry is found by its own key (so a snapshot whose fingerprints or
+    /// probe runs are not its keys' is refused, not half-trusted: an entry its key cannot reach
+    /// could never be replaced or removed).
+    init?(restoring entries: ContiguousArray<StoredIndexEntry>, expiries: [Int64], keys: [UInt8], slots: [UInt64], seed: UInt64) {
         let size = slots.count
-        guard keys.count <= Int(UInt32.max), size >= 16, size & (size - 1) == 0, entries.count * 4 <= size * 3 else { return nil }
+        guard keys.count <= Int(UInt32.max), size >= Self.minimumSlots, size < 1 << 32, entries.count * 4 <= size * 3,
+              expiries.isEmpty || expiries.count == entries.count else { return nil }
         var named = [Bool](repeating: false, count: entries.count)
         var occupied = 0
         for s in slots where s != 0 {
@@ -236,24 +334,24 @@ struct KeyIndex: Sendable {
         }
         guard occupied == entries.count else { return nil }
         self.slots = slots
-        self.mask = size - 1
-        self.shift = UInt64(64 - size.trailingZeroBitCount)
         self.seed = seed
-        self.entries = entries
+        self.stored = entries
+        self.expiries = expiries
         self.keys = keys
         var offset = 0
-        for n in self.entries.indices {
-            self.entries[n].keyOffset = UInt32(offset)
-            offset += Int(self.entries[n].keyLength)
+        for n in self.stored.indices {
+            self.stored[n].moveKey(to: UInt32(offset))
+            offset += Int(self.stored[n].keyLength)
         }
         guard offset == keys.count, findsEveryEntryByItsKey() else { return nil }
+        trimExcessCapacity()
     }
 
     /// Whether looking up each entry's key finds that very entry. Read-only, so split over the
     /// cores; the keys are hashed 16 at a time and their home slots prefetched, so that the
     /// table's cache misses overlap instead of following one another.
     private func findsEveryEntryByItsKey() -> Bool {
-        let n = entries.count, chunks = n < 1 << 14 ? 1 : 8
+        let n = count, chunks = n < 1 << 14 ? 1 : 8
         let failures = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: chunks) { c in
             if !findsEntries((n * c / chunks)..<(n * (c + 1) / chunks)) { failures.add(1, ordering: .relaxed) }
@@ -267,7 +365,7 @@ struct KeyIndex: Sendable {
             slots.withUnsafeBufferPointer { table in
                 withUnsafeTemporaryAllocation(of: UInt64.self, capacity: batch) { h in
                     func key(_ i: Int) -> UnsafeRawBufferPointer {
-                        let e = entries[i]
+                        let e = stored[i]
                         return UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
                     }
                     for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
@@ -291,6 +389,11 @@ struct KeyIndex: Sendable {
 
     // MARK: Iteration
 
+    @inline(__always)
+    private func key(_ e: StoredIndexEntry, in arena: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+    }
+
     /// The key of an entry from ``entries``.
     func key(of entry: IndexEntry) -> String {
         keys.withUnsafeBytes { arena in
@@ -301,9 +404,7 @@ struct KeyIndex: Sendable {
     /// Calls `body` with every key (as bytes) and entry, in no particular order.
     func forEach(_ body: (UnsafeRawBufferPointer, IndexEntry) -> Void) {
         keys.withUnsafeBytes { arena in
-            for e in entries {
-                body(UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))]), e)
-            }
+            for n in stored.indices { body(key(stored[n], in: arena), entry(at: n)) }
         }
     }
 
@@ -311,9 +412,8 @@ struct KeyIndex: Sendable {
     /// first error.
     func forEachEntry<E: Error>(_ body: (UnsafeRawBufferPointer, IndexEntry) throws(E) -> Void) throws(E) {
         let result: Result<Void, E> = keys.withUnsafeBytes { arena in
-            for e in entries {
-                let key = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
-                do throws(E) { try body(key, e) } catch { return .failure(error) }
+            for n in stored.indices {
+                do throws(E) { try body(key(stored[n], in: arena), entry(at: n)) } catch { return .failure(error) }
             }
             return .success(())
         }
@@ -325,10 +425,10 @@ struct KeyIndex: Sendable {
     /// copied.
     func entryNumbersSortedByKey(where include: (IndexEntry) -> Bool) -> [Int32] {
         var order: [Int32] = []
-        order.reserveCapacity(entries.count)
-        for (n, e) in entries.enumerated() where include(e) { order.append(Int32(n)) }
+        order.reserveCapacity(count)
+        for n in stored.indices where include(entry(at: n)) { order.append(Int32(n)) }
         keys.withUnsafeBytes { arena in
-            entries.withUnsafeBufferPointer { entries in
+            stored.withUnsafeBufferPointer { entries in
                 order.sort { a, b in
                     let x = entries[Int(a)], y = entries[Int(b)]
                     let common = min(Int(x.keyLength), Int(y.keyLength))

@@ -34,7 +34,7 @@ struct SnapshotInput {
         return b.withUnsafeBytes { raw -> IndexSnapshot.Header? in
             guard raw.prefix(8).elementsEqual(IndexSnapshot.magic), raw.u32(8) == IndexSnapshot.version else { return nil }
             let entries = raw.u64(16), keyBytes = raw.u64(24), slots = raw.u64(56)
-            guard entries < 1 << 32, keyBytes < 1 << 32, slots < 1 << 33 else { return nil }
+            guard entries < 1 << 32, keyBytes < 1 << 32, slots < 1 << 32 else { return nil }
             return IndexSnapshot.Header(segments: Int(raw.u32(12)), entries: Int(entries), keyBytes: Int(keyBytes),
                                         pins: Int(raw.u32(32)), pinKeyBytes: Int(raw.u32(36)),
                                         maximumSequence: raw.u64(40), seed: raw.u64(48), slots: Int(slots))
@@ -61,10 +61,13 @@ struct SnapshotInput {
         return slots
     }
 
-    /// The entries, decoded 1 MiB of the file at a time, each checked against the segments.
-    mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> ContiguousArray<IndexEntry>? {
+    /// The entries, decoded 1 MiB of the file at a time, each checked against the segments, and
+    /// their expiry times (empty when no entry has one).
+    mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> (ContiguousArray<StoredIndexEntry>, [Int64])? {
         var sizes = SegmentSizes(marks)
-        var entries = ContiguousArray<IndexEntry>()
+        var entries = ContiguousArray<StoredIndexEntry>()
+        var expiries: [Int64] = []
+        var withExpiries = false
         entries.reserveCapacity(count)
         let perChunk = (1 << 20) / IndexSnapshot.entrySize
         var chunk = [UInt8](repeating: 0, count: perChunk * IndexSnapshot.entrySize)
@@ -76,14 +79,20 @@ struct SnapshotInput {
                 guard read(into: part) else { return false }
                 for i in 0..<n {
                     guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
-                    entries.append(e)
+                    if e.expiry != 0 && !withExpiries {
+                        withExpiries = true
+                        expiries.reserveCapacity(count)
+                        expiries.append(contentsOf: repeatElement(0, count: entries.count))
+                    }
+                    entries.append(StoredIndexEntry(e))
+                    if withExpiries { expiries.append(e.expiry) }
                 }
                 return true
             }
             guard ok else { return nil }
             left -= n
         }
-        return entries
+        return (entries, expiries)
     }
 
     /// Reads the trailer: the masked checksum of everything before it, then the end magic.

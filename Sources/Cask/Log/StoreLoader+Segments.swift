@@ -23,9 +23,8 @@ extension StoreLoader {
                     return
                 }
                 let entry = IndexEntry(
-                    segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength),
-                    originalLength: UInt32(e.originalLength), sequence: e.sequence, writeTime: e.writeTime,
-                    expiry: e.expiry, accessTime: e.accessTime,
+                    segment: id, offset: UInt32(e.offset), storedLength: UInt32(e.storedLength), sequence: e.sequence,
+                    expiry: e.kind == .tombstone ? 0 : e.expiry, accessTime: e.accessTime,
                     flags: e.kind == .tombstone ? IndexEntry.tombstoneFlag : e.flags, keyLength: UInt16(e.keyLength))
                 Self.apply(entry, key: keyBytes, to: &local)
             }
@@ -92,9 +91,8 @@ extension StoreLoader {
                     return
                 }
                 let entry = IndexEntry(
-                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength),
-                    originalLength: UInt32(h.originalLength), sequence: h.sequence, writeTime: h.writeTime,
-                    expiry: h.expiry, accessTime: h.writeTime,
+                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength), sequence: h.sequence,
+                    expiry: h.kind == .tombstone ? 0 : h.expiry, accessTime: h.writeTime,
                     flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
                 Self.apply(entry, key: key, to: &local)
             }

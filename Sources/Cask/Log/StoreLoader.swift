@@ -312,6 +312,7 @@ struct StoreLoader {
             state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
         }
         state.index = index
+        state.index.trimExcessCapacity()
         state.stats = stats
         Self.accountLiveBytes(in: &state)
         return state
@@ -357,6 +358,7 @@ struct StoreLoader {
                              isCompacted: segment.header?.kind == .compacted)
         }
         state.index = index
+        state.index.trimExcessCapacity()
         state.stats = stats
         Self.accountLiveBytes(in: &state)
         return state

@@ -123,7 +123,7 @@ struct StoreState: Sendable {
         let size = Int64(header.encodedSize)
         let entry = IndexEntry(
             segment: writer.id, offset: UInt32(offset), storedLength: UInt32(stored.count),
-            originalLength: UInt32(originalLength), sequence: nextSequence, writeTime: now, expiry: expiry,
+            sequence: nextSequence, expiry: kind == .tombstone ? 0 : expiry,
             accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
         usage[writer.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += size
         nextSequence += 1
