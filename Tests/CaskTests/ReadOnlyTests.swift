@@ -31,6 +31,28 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
         return o
     }
 
+    /// A reader counts the hint files as a writer does, whether it loads the index snapshot or
+    /// the hint files (`cask stats` showed "hint no" and left them out of the file bytes).
+    @Test(arguments: [true, false])
+    func aReaderSeesTheHintFiles(fromSnapshot: Bool) throws {
+        let dir = TemporaryDirectory()
+        let writer = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        for i in 0..<200 { try writer.setValue(Data(repeating: UInt8(i), count: 100), forKey: "k\(i)") }
+        try writer.close()
+        if !fromSnapshot { try FileManager.default.removeItem(atPath: dir.path + "/" + IndexSnapshot.fileName) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let hinted = files.filter { $0.hasSuffix(".hint") }.compactMap { UInt32($0.prefix(10)) }.sorted()
+        let onDisk = try files.filter { $0.hasSuffix(".hint") || $0.hasSuffix(".cask") }.reduce(0) {
+            $0 + ((try FileManager.default.attributesOfItem(atPath: dir.path + "/" + $1)[.size] as? Int) ?? 0)
+        }
+        let reader = try DiskStore(directory: dir.path, options: readOnly())
+        #expect(reader.statistics.indexLoadedFromSnapshot == fromSnapshot)
+        #expect(hinted.count >= 3)
+        #expect(reader.segmentInfo().filter(\.hasHint).map(\.id) == hinted)
+        #expect(reader.fileBytes == onDisk)
+        try reader.close()
+    }
+
     /// A store with overwrites, removes, a pin, a TTL, several segments, and a torn tail
     /// (garbage after the last record of the newest segment).
     func makeStore(_ path: String) throws -> [String: Data] {

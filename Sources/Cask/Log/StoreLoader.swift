@@ -87,7 +87,7 @@ struct StoreLoader {
         let kept = try loadRecords(current, hinted: listing.hintIDs)
         let dropped = applySalvageRule()
         let livePins = applyPinRecords()
-        var state = try readOnly ? startReadOnlyState(with: kept, opened: current) : startState(with: kept, listing: listing)
+        var state = try readOnly ? startReadOnlyState(with: kept, opened: current, listing: listing) : startState(with: kept, listing: listing)
         for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
         guard !readOnly else { return state }
         for id in hintsToWrite { state.writeHint(for: id) }
@@ -125,7 +125,7 @@ struct StoreLoader {
         // Damage found in a tail: the newest segment is not continued (sealed, its damage can
         // never be taken for a torn tail by a later scan).
         restoredFromSnapshot = restored.damagedKeys.isEmpty
-        var state = try readOnly ? startReadOnlyState(with: opened, opened: opened) : startState(with: opened, listing: listing)
+        var state = try readOnly ? startReadOnlyState(with: opened, opened: opened, listing: listing) : startState(with: opened, listing: listing)
         for (key, location) in restored.pins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
         state.stats.corruptRecords += restored.damagedKeys.count
         if !restored.damagedKeys.isEmpty {
@@ -302,12 +302,7 @@ struct StoreLoader {
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted)
         }
-        for id in listing.hintIDs where state.segments[id] != nil {
-            if let h = try? fs.open(listing.hintPath(id), mode: .read) {
-                state.hintBytes[id] = (try? fs.size(h)) ?? 0
-                fs.close(h)
-            }
-        }
+        noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {
             state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
         }
@@ -347,9 +342,19 @@ struct StoreLoader {
         return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
     }
 
+    /// Records the sizes of the hint files of `state`'s segments (file bytes, backups, listings).
+    private func noteHintFiles(_ listing: StoreDirectory, in state: inout StoreState) {
+        for id in listing.hintIDs where state.segments[id] != nil {
+            if let h = try? fs.open(listing.hintPath(id), mode: .read) {
+                state.hintBytes[id] = (try? fs.size(h)) ?? 0
+                fs.close(h)
+            }
+        }
+    }
+
     /// Read-only: the state over the kept segments, whose writer stands for the newest one (it
     /// is never written: the store refuses writes).
-    func startReadOnlyState(with kept: [Loaded], opened: [Loaded]) throws(CaskError) -> StoreState {
+    func startReadOnlyState(with kept: [Loaded], opened: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
         guard let newest = kept.last ?? opened.last else { throw .notACaskStore(file: directory) }
         let writer = SegmentWriter(file: newest.file, size: newest.size, bufferCapacity: 16)
         var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
@@ -357,6 +362,7 @@ struct StoreLoader {
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted)
         }
+        noteHintFiles(listing, in: &state)
         state.index = index
         state.index.trimExcessCapacity()
         state.stats = stats
