@@ -71,7 +71,7 @@ extension DiskStore {
     /// reported) when the header is not the record's.
     private func metadata(_ key: String, _ e: IndexEntry, _ reader: RecordHeaderReader) throws(CaskError) -> ItemMetadata? {
         guard let h = try withUTF8(key, { k throws(CaskError) in try reader.header(of: e, key: k) }) else {
-            try reportDamage(key: key, entry: e, file: "record header")
+            try reportDamage(key: key, entry: e, file: FileNames.join(directory, FileNames.segment(e.segment)))
             return nil
         }
         return ItemMetadata(
