@@ -30,3 +30,11 @@ static inline void cask_prefetch(const void *address) { __builtin_prefetch(addre
 /// elsewhere does nothing and returns 0.
 int cask_start_writeback(int fd, int64_t offset, int64_t count);
 #endif
+
+#ifndef CASK_SUPPORT_HEAP_H
+#define CASK_SUPPORT_HEAP_H
+/// Gives the heap's free pages back to the system (glibc `malloc_trim(0)`): after an open that
+/// sized arrays for every hinted record and then trimmed them, so that the freed memory stops
+/// counting. Elsewhere does nothing.
+void cask_release_free_heap(void);
+#endif

@@ -1,3 +1,4 @@
+import CCaskSupport
 import Logging
 import CaskFormat
 
@@ -307,7 +308,7 @@ struct StoreLoader {
             state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
         }
         state.index = index
-        state.index.trimExcessCapacity()
+        trimIndex(&state)
         state.stats = stats
         Self.accountLiveBytes(in: &state)
         return state
@@ -342,6 +343,15 @@ struct StoreLoader {
         return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
     }
 
+    /// Trims the index's arrays to their counts; when that freed memory (an open from hint files
+    /// sizes the index for every hinted record, overwritten ones included), gives the heap's free
+    /// pages back to the system.
+    private func trimIndex(_ state: inout StoreState) {
+        let before = state.index.memoryBytes
+        state.index.trimExcessCapacity()
+        if state.index.memoryBytes < before - (1 << 20) { cask_release_free_heap() }
+    }
+
     /// Records the sizes of the hint files of `state`'s segments (file bytes, backups, listings).
     private func noteHintFiles(_ listing: StoreDirectory, in state: inout StoreState) {
         for id in listing.hintIDs where state.segments[id] != nil {
@@ -364,7 +374,7 @@ struct StoreLoader {
         }
         noteHintFiles(listing, in: &state)
         state.index = index
-        state.index.trimExcessCapacity()
+        trimIndex(&state)
         state.stats = stats
         Self.accountLiveBytes(in: &state)
         return state
