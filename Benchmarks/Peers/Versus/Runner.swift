@@ -153,11 +153,7 @@ final class Runner {
         try delete(again.makeSession(), dir: main)
         try again.close()
 
-        var rng = XorShift(seed: 11)
-        let largeOrder = Array(0..<max(1, n / 10)).shuffled(using: &rng)
-        _ = try fill("fillrandom-4KiB", dir: directory("large"), n: largeOrder.count, values: large,
-                     order: { largeOrder[$0] }, closeAfter: true)
-        try readRandomLarge(dir: directory("large"), keys: largeOrder.count)
+        try largeValues()
         try durable()
         try overwrite()
     }
@@ -174,6 +170,15 @@ final class Runner {
         }
         guard wrong == 0 else { throw CheckFailed(description: "\(engine.name): \(wrong) random reads wrong or missing") }
         record("readrandom", t, operations: count, userBytes: count * 116, written: false, dir: dir, writeStart: ProcessProbe.storageWriteBytes())
+    }
+
+    /// The 4 KiB phases: a random fill of count / 10 values, then random gets of them.
+    func largeValues() throws {
+        var rng = XorShift(seed: 11)
+        let largeOrder = Array(0..<max(1, count / 10)).shuffled(using: &rng)
+        _ = try fill("fillrandom-4KiB", dir: directory("large"), n: largeOrder.count, values: large,
+                     order: { largeOrder[$0] }, closeAfter: true)
+        try readRandomLarge(dir: directory("large"), keys: largeOrder.count)
     }
 
     /// Random gets of the 4 KiB values (reopened store, every value checked).

@@ -63,7 +63,7 @@ struct EngineCommand: ParsableCommand {
     @Option var count = 1_000_000
     @Option var scratch: String
     @Option var report: String
-    @Option(help: "Run only this phase (overwrite), to measure it alone.") var only: String?
+    @Option(help: "Run only these phases (overwrite, or 4KiB: the 4 KiB fill and random gets), to measure them alone.") var only: String?
 
     func run() throws {
         guard let type = engine(named: name) else { throw ValidationError("unknown engine \(name)") }
@@ -72,7 +72,8 @@ struct EngineCommand: ParsableCommand {
         switch only {
         case nil: try runner.run()
         case "overwrite": try runner.overwrite()
-        case let other?: throw ValidationError("--only takes overwrite, not \(other)")
+        case "4KiB": try runner.largeValues()
+        case let other?: throw ValidationError("--only takes overwrite or 4KiB, not \(other)")
         }
         let r = EngineReport(engine: name, configuration: type.configurationNote, harnessResidentBytes: runner.harnessResidentBytes,
                              results: runner.results, samples: runner.samples)
