@@ -127,6 +127,32 @@ struct User: Codable, Equatable, Sendable {
     }
 
     /// Reading with the wrong type is the caller's mistake: a typed error, and the item stays.
+    /// Hits answered from memory alone are counted by the memory shards (no shared counter on
+    /// the hit path), hits the disk layer confirms by the facade: every hit once, from several
+    /// threads, through memory pressure and a read-only disk layer.
+    @Test func everyMemoryHitIsCountedOnce() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try makeCache(dir)
+            for k in 0..<50 { try cache.setValue(k, forKey: "k\(k)") }
+            DispatchQueue.concurrentPerform(iterations: 4) { t in
+                for i in 0..<1000 { _ = try? cache.value(Int.self, forKey: "k\((i * 7 + t) % 50)") }
+            }
+            #expect(cache.statistics.memoryHits == 4000 && cache.statistics.memoryMisses == 0)
+            cache.handleMemoryPressure()
+            for k in 0..<10 { _ = try cache.value(Int.self, forKey: "k\(k)") }   // misses, promoted
+            for k in 0..<10 { _ = try cache.value(Int.self, forKey: "k\(k)") }
+            #expect(cache.statistics.memoryHits == 4010 && cache.statistics.memoryMisses == 10)
+            try cache.close()
+        }
+        var o = CacheOptions()
+        o.disk.isReadOnly = true
+        let reader = try CaskCache(directory: dir.path, options: o)
+        for _ in 0..<3 { #expect(try reader.value(Int.self, forKey: "k3") == 3) }   // one miss, then hits the disk confirms
+        #expect(reader.statistics.memoryHits == 2 && reader.statistics.memoryMisses == 1)
+        try reader.close()
+    }
+
     @Test func aTypeMismatchThrowsAndKeepsTheItem() throws {
         let dir = TemporaryDirectory()
         let cache = try makeCache(dir)

@@ -43,8 +43,8 @@ extension CaskCache {
         }
         switch hit {
         case .answered(let typed):
-            hits.add(1, ordering: .relaxed)
-            return typed
+            return typed   // counted by the memory shard, as a recorded use
+
         case .needsDisk(let typed, let sequence):
             return try checkedHit(typed, sequence: sequence, forKey: key, now: now)
         case .mismatch, nil:

@@ -35,7 +35,8 @@ public final class CaskCache: Sendable {
     @usableFromInline let memory: MemoryCache<MemoryItem>
     /// The options the cache was opened with.
     public let options: CacheOptions
-    /// Memory hits and misses (relaxed atomics: counters, not a lock on the hit path).
+    /// Memory hits the disk layer confirmed, and misses (relaxed atomics: counters, not a lock
+    /// on the hit path). Hits answered from memory alone are counted by the memory shards.
     @usableFromInline let hits = Atomic<Int>(0)
     let misses = Atomic<Int>(0)
     #if canImport(Darwin)
@@ -224,8 +225,9 @@ public final class CaskCache: Sendable {
 
     /// Both layers' counters.
     public var statistics: CacheStatistics {
-        CacheStatistics(memoryHits: hits.load(ordering: .relaxed), memoryMisses: misses.load(ordering: .relaxed), memoryItems: memory.count,
-                               memoryCost: memory.totalCost, disk: disk.statistics)
+        CacheStatistics(memoryHits: hits.load(ordering: .relaxed) + memory.recordedUseCount,
+                        memoryMisses: misses.load(ordering: .relaxed), memoryItems: memory.count,
+                        memoryCost: memory.totalCost, disk: disk.statistics)
     }
 
     /// Frees the memory layer (call on memory pressure; the disk layer is untouched).

@@ -18,4 +18,10 @@ extension MemoryCache {
         }
         return out
     }
+
+    /// How many uses were recorded since the cache was made (for the facade's hit count).
+    /// Takes each shard's lock in turn.
+    var recordedUseCount: Int {
+        shards.reduce(0) { sum, shard in sum + shard.withLock { $0.uses?.recorded ?? 0 } }
+    }
 }

@@ -11,6 +11,10 @@ struct PendingUses {
     /// Untold uses of items removed since: (key, milliseconds).
     @usableFromInline var orphans: [(String, Int64)] = []
 
+    /// Uses recorded since the shard was made (never reset): the facade's memory hits answered
+    /// from memory alone, counted under the shard's lock instead of in a shared counter.
+    @usableFromInline var recorded = 0
+
     @usableFromInline static let none = Int64.min
 
     @inlinable init() {}
@@ -19,6 +23,7 @@ struct PendingUses {
     @inlinable
     mutating func record(_ i: Int32, at time: Int64) {
         let n = Int(i)
+        recorded &+= 1
         if n >= times.count { times.append(contentsOf: repeatElement(Self.none, count: n + 1 - times.count)) }
         if times[n] == Self.none { nodes.append(i) }
         times[n] = time
