@@ -65,9 +65,13 @@ public final class CaskCache: Sendable {
             self.expiry = expiry
         }
 
-        /// The value when it is a `T`.
+        /// The value when it is a `T`: one comparison of the box's class with `ValueBox<T>`
+        /// (final, so the same answer as a dynamic cast, without the runtime's cast).
         @inlinable
-        func value<T: Sendable>(as type: T.Type) -> T? { (box as? ValueBox<T>)?.value }
+        func value<T: Sendable>(as type: T.Type) -> T? {
+            guard ObjectIdentifier(Swift.type(of: box)) == ObjectIdentifier(ValueBox<T>.self) else { return nil }
+            return unsafeDowncast(box, to: ValueBox<T>.self).value
+        }
     }
 
     /// One value of the memory layer.
