@@ -105,7 +105,7 @@ func example_GettingStarted_1() async throws {
 
     let greeting = try store.value(forKey: "greeting")      // nil when absent, expired or damaged
     let size = try store.withValue(forKey: "thumb:42") { bytes in bytes.count }   // no copy
-    let metadata = try store.metadata(forKey: "thumb:42")       // sizes, times, expiry; not a read
+    let metadata = try store.metadata(forKey: "thumb:42")   // sizes, times, expiry (from the record header); not an access
     print(greeting?.count ?? 0, size ?? 0, metadata?.expirationDate as Any)
 
     try store.removeValue(forKey: "greeting")
