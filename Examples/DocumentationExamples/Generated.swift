@@ -14,10 +14,11 @@ func example_README_1() async throws {
         var name: String
     }
 
-    // The two-level cache: Codable values, memory in front of disk.
+    // The two-level cache: Codable values, memory in front of disk (each call also has an
+    // `async` variant, which an async function picks).
     let cache = try CaskCache(directory: CaskCache.defaultDirectory(name: "myapp"))   // ~/.cache/myapp on Linux
-    try await cache.setValue(User(id: 1, name: "Ada"), forKey: "user:1")
-    let user = try await cache.value(User.self, forKey: "user:1")
+    try cache.setValue(User(id: 1, name: "Ada"), forKey: "user:1")
+    let user = try cache.value(User.self, forKey: "user:1")
     print(user?.name ?? "absent")
     try cache.close()
 
@@ -120,17 +121,20 @@ func example_GettingStarted_2() async throws {
         var name: String
     }
 
-    let cache = try CaskCache(directory: CaskCache.defaultDirectory(name: "myapp"))   // ~/.cache/myapp on Linux
-    try await cache.setValue(User(id: 1, name: "Ada"), forKey: "user:1")
-    let user = try await cache.value(User.self, forKey: "user:1")                     // from memory
-    print(user?.name ?? "absent")
+    func cacheUsers() async throws {
+        let cache = try CaskCache(directory: CaskCache.defaultDirectory(name: "myapp"))   // ~/.cache/myapp on Linux
+        try await cache.setValue(User(id: 1, name: "Ada"), forKey: "user:1")
+        let user = try await cache.value(User.self, forKey: "user:1")                     // from memory
+        print(user?.name ?? "absent")
 
-    let imageBytes = Data(repeating: 0, count: 2_048)
-    try await cache.setData(imageBytes, forKey: "thumb:1", timeToLive: .seconds(3600))
-    try cache.close()
+        let imageBytes = Data(repeating: 0, count: 2_048)
+        try await cache.setData(imageBytes, forKey: "thumb:1", timeToLive: .seconds(3600))
+        try cache.close()
+    }
+    try await cacheUsers()
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 77
+// Sources/Cask/Cask.docc/GettingStarted.md, line 81
 func example_GettingStarted_3() async throws {
     func userName(in cache: CaskCache) throws -> String? {
         struct User: Codable, Sendable {
@@ -141,7 +145,7 @@ func example_GettingStarted_3() async throws {
     }
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 107
+// Sources/Cask/Cask.docc/GettingStarted.md, line 111
 func example_GettingStarted_4() async throws {
     let memory = MemoryCache<Data>(limits: .init(countLimit: 10_000, costLimit: 64 << 20))
     let bytes = Data(repeating: 7, count: 1_000)
