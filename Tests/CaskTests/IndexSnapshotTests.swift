@@ -163,6 +163,14 @@ import CaskFormat
         let crc3 = badFingerprint.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
         badFingerprint.withUnsafeMutableBytes { $0.put(crc3, at: end) }
         variants.append(badFingerprint)
+        // Valid checksum, but another snapshot version (version 1 had 48-byte entries).
+        for version in [UInt32(1), IndexSnapshot.version + 1] {
+            var other = good
+            other.withUnsafeMutableBytes { $0.put(version, at: 8) }
+            let crc4 = other.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end]))) }
+            other.withUnsafeMutableBytes { $0.put(crc4, at: end) }
+            variants.append(other)
+        }
         let work = TemporaryDirectory()
         for (n, bytes) in variants.enumerated() {
             let copy = work.file("v\(n)")
