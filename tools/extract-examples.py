@@ -3,8 +3,9 @@
 compiles in the consumer package Examples/ (public API only).
 
 Sources: README.md, then Sources/Cask/Cask.docc/*.md in name order. Each fenced block opened by a
-line that is exactly ```swift becomes `func example_<file>_<n>() async throws { ... }` (n counts
-the file's swift blocks from 1); its `import` lines are hoisted to the top of the generated file,
+line that is exactly ```swift becomes `func example_<file>_<n>() async throws { ... }` when it
+awaits anything, else `func example_<file>_<n>() throws { ... }`, as top-level code in a
+`main.swift` would be (n counts the file's swift blocks from 1); its `import` lines are hoisted to the top of the generated file,
 de-duplicated and sorted. Output: Examples/DocumentationExamples/Generated.swift.
 
 Tests/CaskTests/DocumentationExamplesTests.swift repeats this extraction in Swift and fails when
@@ -73,7 +74,7 @@ def generate():
             while kept and kept[-1] == "":
                 kept.pop()
             lines = ["// %s, line %d" % (path, line),
-                     "func example_%s_%d() async throws {" % (identifier(path), n)]
+                     "func example_%s_%d() %sthrows {" % (identifier(path), n, "async " if any(re.search(r"\bawait\b", c) for c in kept) else "")]
             lines += [("    " + code) if code else "" for code in kept]
             lines.append("}")
             functions.append("\n".join(lines))

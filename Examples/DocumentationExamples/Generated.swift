@@ -8,7 +8,7 @@ import CaskTesting
 import Foundation
 
 // README.md, line 38
-func example_README_1() async throws {
+func example_README_1() throws {
     struct User: Codable, Sendable {
         var id: Int
         var name: String
@@ -33,7 +33,7 @@ func example_README_1() async throws {
 }
 
 // Sources/Cask/Cask.docc/Compaction.md, line 21
-func example_Compaction_1() async throws {
+func example_Compaction_1() throws {
     var options = StoreOptions()
     options.compaction.garbageRatio = 0.3        // compact segments that are 30% dead
     options.compaction.checkInterval = .seconds(5)
@@ -44,7 +44,7 @@ func example_Compaction_1() async throws {
 }
 
 // Sources/Cask/Cask.docc/CrashTesting.md, line 28
-func example_CrashTesting_1() async throws {
+func example_CrashTesting_1() throws {
     let fs = SimulatedFileSystem()
     fs.crash(afterCalls: 500)                  // power fails at the 500th file-system call
     var options = StoreOptions()
@@ -74,7 +74,7 @@ func example_CrashTesting_1() async throws {
 }
 
 // Sources/Cask/Cask.docc/CrashTesting.md, line 78
-func example_CrashTesting_2() async throws {
+func example_CrashTesting_2() throws {
     let faulty = FaultyFileSystem(wrapping: POSIXFileSystem())
     var options = StoreOptions()
     options.fileSystem = faulty
@@ -93,7 +93,7 @@ func example_CrashTesting_2() async throws {
 }
 
 // Sources/Cask/Cask.docc/GettingStarted.md, line 20
-func example_GettingStarted_1() async throws {
+func example_GettingStarted_1() throws {
     var options = StoreOptions()
     options.durability = .interval(.seconds(1))   // sync once a second (the default)
     let store = try DiskStore(directory: NSTemporaryDirectory() + "getting-started", options: options)
@@ -135,7 +135,7 @@ func example_GettingStarted_2() async throws {
 }
 
 // Sources/Cask/Cask.docc/GettingStarted.md, line 81
-func example_GettingStarted_3() async throws {
+func example_GettingStarted_3() throws {
     func userName(in cache: CaskCache) throws -> String? {
         struct User: Codable, Sendable {
             var id: Int
@@ -146,7 +146,7 @@ func example_GettingStarted_3() async throws {
 }
 
 // Sources/Cask/Cask.docc/GettingStarted.md, line 111
-func example_GettingStarted_4() async throws {
+func example_GettingStarted_4() throws {
     let memory = MemoryCache<Data>(limits: .init(countLimit: 10_000, costLimit: 64 << 20))
     let bytes = Data(repeating: 7, count: 1_000)
     let stored = memory.setValue(bytes, forKey: "k", cost: bytes.count)   // false when refused
@@ -154,7 +154,7 @@ func example_GettingStarted_4() async throws {
 }
 
 // Sources/Cask/Cask.docc/LimitsAndEviction.md, line 17
-func example_LimitsAndEviction_1() async throws {
+func example_LimitsAndEviction_1() throws {
     var options = StoreOptions()
     options.limits = StoreLimits(byteLimit: 512 << 20, countLimit: 1_000_000, ageLimit: .seconds(7 * 86_400))
     options.eventHandler = { event in
@@ -166,7 +166,7 @@ func example_LimitsAndEviction_1() async throws {
 }
 
 // Sources/Cask/Cask.docc/LimitsAndEviction.md, line 64
-func example_LimitsAndEviction_2() async throws {
+func example_LimitsAndEviction_2() throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)
     let unused = try store.trim(toDate: dayAgo)        // not read or written since then; pinned stay
@@ -180,7 +180,7 @@ func example_LimitsAndEviction_2() async throws {
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 16
-func example_MultiProcessAndReadOnly_1() async throws {
+func example_MultiProcessAndReadOnly_1() throws {
     let directory = NSTemporaryDirectory() + "locked-example"
     let first = try DiskStore(directory: directory)
     do {
@@ -195,7 +195,7 @@ func example_MultiProcessAndReadOnly_1() async throws {
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 50
-func example_MultiProcessAndReadOnly_2() async throws {
+func example_MultiProcessAndReadOnly_2() throws {
     let directory = NSTemporaryDirectory() + "shared-example"
     let writer = try DiskStore(directory: directory)
     try writer.setValue(Data("v1".utf8), forKey: "k")

@@ -82,7 +82,9 @@ import Testing
                 }
                 while kept.first == "" { kept.removeFirst() }
                 while kept.last == "" { kept.removeLast() }
-                var lines = ["// \(path), line \(block.line)", "func example_\(identifier(path))_\(n + 1)() async throws {"]
+                // Async only when the block awaits, as top-level code in a main.swift would be.
+                let awaits = kept.contains { $0.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }).contains("await") }
+                var lines = ["// \(path), line \(block.line)", "func example_\(identifier(path))_\(n + 1)() \(awaits ? "async " : "")throws {"]
                 lines += kept.map { $0.isEmpty ? "" : "    " + $0 }
                 lines.append("}")
                 functions.append(lines.joined(separator: "\n"))

@@ -25,22 +25,40 @@ extension CaskCache {
         case mismatch
     }
 
-    /// The memory layer's value for `key` when it is a `T` and a copy of the live disk record,
-    /// counted as a use there. A stale copy is dropped.
-    @inlinable
-    func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
-        // One clock reading for both layers: the memory and disk layers share the disk's clock.
-        let now = options.disk.clock.milliseconds()
-        let fresh = tracksUses, ageLimit = diskAgeLimit
-        // Under the memory shard's lock: the value itself when the copy answers alone (no
-        // copy of the item), else the item for the disk layer to confirm.
-        let hit: MemoryHit<T>? = memory.value(forKey: key, now: now) { item, previousUse in
+    /// Under the memory shard's lock: the typed value of a copy that answers alone (its expiry
+    /// not come, its last use within the disk layer's age limit, its uses tracked), else the
+    /// value and its record's sequence for the disk layer to confirm.
+    @usableFromInline
+    struct HitRead<T: Sendable>: MemoryRead {
+        @usableFromInline let now: Int64
+        @usableFromInline let fresh: Bool
+        @usableFromInline let ageLimit: Int64
+
+        @inlinable init(now: Int64, fresh: Bool, ageLimit: Int64) {
+            self.now = now
+            self.fresh = fresh
+            self.ageLimit = ageLimit
+        }
+
+        @inlinable @inline(__always)
+        func read(_ item: borrowing MemoryItem, previousUse: Int64) -> (result: MemoryHit<T>, recordUse: Bool) {
             guard let typed = item.value(as: T.self) else { return (.mismatch, false) }
             if fresh && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) {
                 return (.answered(typed), true)
             }
             return (.needsDisk(typed, item.sequence), false)
         }
+    }
+
+    /// The memory layer's value for `key` when it is a `T` and a copy of the live disk record,
+    /// counted as a use there. A stale copy is dropped.
+    @inlinable
+    func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
+        // One clock reading for both layers: the memory and disk layers share the disk's clock.
+        let now = options.disk.clock.milliseconds()
+        // Under the memory shard's lock: the value itself when the copy answers alone (no
+        // copy of the item), else the item for the disk layer to confirm.
+        let hit = memory.value(forKey: key, now: now, reading: HitRead<T>(now: now, fresh: tracksUses, ageLimit: diskAgeLimit))
         switch hit {
         case .answered(let typed):
             return typed   // counted by the memory shard, as a recorded use

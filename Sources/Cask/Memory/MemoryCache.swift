@@ -140,14 +140,15 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        value(forKey: key, now: clock.milliseconds()) { value, _ in (value, false) }
+        value(forKey: key, now: clock.milliseconds(), reading: ValueRead())
     }
 
     /// ``value(forKey:)`` at `now` (ms of the cache's clock), turned into its result by
-    /// `read(value, previousUse)` under the shard's lock, which records the hit for
-    /// ``takeUses()`` when it says so (`tracksUses`). `previousUse`: the item's last use.
+    /// `reader` under the shard's lock, which records the hit for ``takeUses()`` when it says so
+    /// (`tracksUses`).
     @inlinable @inline(__always)
-    func value<R>(forKey key: String, now: Int64, _ read: (Value, _ previousUse: Int64) -> (result: R, recordUse: Bool)) -> R? {
+    func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
+        typealias R = Reader.Result
         let use = nextUse()
         let h = hash(key)
         var expired: LRUList<Value>.Node?
@@ -163,7 +164,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             list.touch(i, now: now, stamp: use)
             if wasOldest { shard.publishOldest(list) }
             guard let value = list.nodes[Int(i)].value else { return nil }
-            let (result, recordUse) = read(value, previousUse)
+            let (result, recordUse) = reader.read(value, previousUse: previousUse)
             guard recordUse && list.uses != nil else { return (result, false) }
             list.uses!.record(i, at: now)
             return (result, true)
