@@ -121,13 +121,13 @@ final class Runner {
         return closeAfter ? nil : e
     }
 
-    func run() throws {
-        let n = count
-        let shuffled = data.shuffled
-        _ = try fill("fillseq-100B", dir: directory("seq"), n: n, values: small, order: { $0 }, closeAfter: true)
-
+    /// The 100-byte phases on one store: a random fill, the open of the cleanly closed store,
+    /// random gets, missing-key gets. Returns the store's directory.
+    @discardableResult
+    func smallValues() throws -> String {
         let main = directory("random")
-        let filled = try fill("fillrandom-100B", dir: main, n: n, values: small, order: { shuffled[$0] }, closeAfter: false)!
+        let shuffled = data.shuffled
+        let filled = try fill("fillrandom-100B", dir: main, n: count, values: small, order: { shuffled[$0] }, closeAfter: false)!
         try filled.close()
 
         // Open of the filled (cleanly closed) store.
@@ -142,6 +142,14 @@ final class Runner {
         try readRandom(s, dir: main)
         try readMissing(s, dir: main)
         try e.close()
+        return main
+    }
+
+    func run() throws {
+        let n = count
+        _ = try fill("fillseq-100B", dir: directory("seq"), n: n, values: small, order: { $0 }, closeAfter: true)
+
+        let main = try smallValues()
         if supportsThreads {
             // Two writers: engines with transactions commit every write (else one would hold
             // the write lock for 1,000 operations while the other waits).

@@ -63,7 +63,7 @@ struct EngineCommand: ParsableCommand {
     @Option var count = 1_000_000
     @Option var scratch: String
     @Option var report: String
-    @Option(help: "Run only these phases (overwrite, or 4KiB: the 4 KiB fill and random gets), to measure them alone.") var only: String?
+    @Option(help: "Run only these phases (overwrite; 4KiB: the 4 KiB fill and random gets; 100B: the 100-byte fill, open and gets), to measure them alone.") var only: String?
 
     func run() throws {
         guard let type = engine(named: name) else { throw ValidationError("unknown engine \(name)") }
@@ -73,7 +73,8 @@ struct EngineCommand: ParsableCommand {
         case nil: try runner.run()
         case "overwrite": try runner.overwrite()
         case "4KiB": try runner.largeValues()
-        case let other?: throw ValidationError("--only takes overwrite or 4KiB, not \(other)")
+        case "100B": try runner.smallValues()
+        case let other?: throw ValidationError("--only takes overwrite, 4KiB or 100B, not \(other)")
         }
         let r = EngineReport(engine: name, configuration: type.configurationNote, harnessResidentBytes: runner.harnessResidentBytes,
                              results: runner.results, samples: runner.samples)
