@@ -22,9 +22,14 @@ struct SnapshotInput {
         return true
     }
 
+    /// The next `count` bytes, read straight into the array (not zeroed first).
     mutating func bytes(count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        return bytes.withUnsafeMutableBytes { read(into: $0) } ? bytes : nil
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            complete = read(into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = count   // bytes: any content is a valid value, and a short read returns nil below
+        }
+        return complete ? bytes : nil
     }
 
     /// The header, when its magic and version are this build's and its counts are small
@@ -53,8 +58,12 @@ struct SnapshotInput {
 
     /// The hash table's slots, read straight into the array (little-endian on disk).
     mutating func slots(count: Int) -> [UInt64]? {
-        var slots = [UInt64](repeating: 0, count: count)
-        guard slots.withUnsafeMutableBytes({ read(into: $0) }) else { return nil }
+        var complete = false
+        var slots = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            complete = read(into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = count   // integers: any bits are a valid value, and a short read returns nil below
+        }
+        guard complete else { return nil }
         #if _endian(big)
         for n in slots.indices { slots[n] = UInt64(littleEndian: slots[n]) }
         #endif
