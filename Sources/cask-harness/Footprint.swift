@@ -14,14 +14,16 @@ struct Footprint: ParsableCommand {
 
     func run() throws {
         let before = try Self.anonymousKilobytes()
+        let start = DispatchTime.now().uptimeNanoseconds
         let store = try withStoreErrors { try DiskStore(directory: directory) }
+        let openSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let after = try Self.anonymousKilobytes()
         let keys = store.count, stats = store.statistics
         try withStoreErrors { try store.close() }
         let perKey = keys == 0 ? 0 : Double(after - before) * 1024 / Double(keys)
-        print(String(format: "footprint %d keys: %.1f bytes per key of anonymous memory (%d KB); the index counts %.1f; from the snapshot: %@",
+        print(String(format: "footprint %d keys: %.1f bytes per key of anonymous memory (%d KB); the index counts %.1f; from the snapshot: %@; open %.3f s",
                      keys, perKey, after - before, Double(stats.indexMemoryBytes) / Double(max(1, keys)),
-                     stats.indexLoadedFromSnapshot ? "yes" : "no"))
+                     stats.indexLoadedFromSnapshot ? "yes" : "no", openSeconds))
     }
 
     /// `RssAnon` of this process, in KB.
