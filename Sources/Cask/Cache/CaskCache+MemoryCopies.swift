@@ -55,7 +55,7 @@ extension CaskCache {
     @inlinable
     func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
         // One clock reading for both layers: the memory and disk layers share the disk's clock.
-        let now = options.disk.clock.milliseconds()
+        let now = options.disk.clock.now
         // Under the memory shard's lock: the value itself when the copy answers alone (no
         // copy of the item), else the item for the disk layer to confirm.
         let hit = memory.value(forKey: key, now: now, reading: HitRead<T>(now: now, fresh: tracksUses, ageLimit: diskAgeLimit))
@@ -86,7 +86,7 @@ extension CaskCache {
     /// the disk layer's use of it; nil (and nothing in memory) when the disk holds no live value.
     func diskRecord(forKey key: String) throws(CaskError) -> (Data, IndexEntry, usedAt: Int64)? {
         misses.add(1, ordering: .relaxed)
-        let before = options.disk.clock.milliseconds()
+        let before = options.disk.clock.now
         guard let (data, entry) = try disk.withRecord(forKey: key, { bytes, entry in (Data(bytes), entry) }) else {
             memory.removeValue(forKey: key)
             return nil
@@ -111,7 +111,7 @@ extension CaskCache {
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
         emit(.willAdd(key: key))
         // Read before the disk layer reads its clock: the copy's expiry is never later than the record's.
-        let now = options.disk.clock.milliseconds()
+        let now = options.disk.clock.now
         memory.removeValue(forKey: key)
         let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
             Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }

@@ -21,7 +21,7 @@ extension DiskStore {
             gatherConcurrentWriters()
             let step = state.withLock { s -> Step in
                 if s.committedTicket >= ticket { return .settled }
-                let now = options.clock.milliseconds()
+                let now = options.clock.now
                 do throws(CaskError) { try s.flush() } catch {
                     s.failUnsynced(error, now: now)
                     return .settled
@@ -37,7 +37,7 @@ extension DiskStore {
             var failure: CaskError?
             do throws(CaskError) { try fs.sync(handle) } catch { failure = error }
             return state.withLock { s -> StoreState.Deferred in
-                let now = options.clock.milliseconds()
+                let now = options.clock.now
                 if let failure {
                     if s.writer.id == id {
                         s.failUnsynced(failure, now: now)

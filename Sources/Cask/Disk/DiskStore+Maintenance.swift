@@ -35,7 +35,7 @@ extension DiskStore {
             var passes = 0
             while passes < 1000 {
                 try closing.check()
-                let now = options.clock.milliseconds()
+                let now = options.clock.now
                 let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
                     let plan = Compactor.plan(&s, force: force, now: now)
@@ -85,7 +85,7 @@ extension DiskStore {
 
     /// Runs `body` under the lock and then does what it left (events, compaction).
     private func maintain<R>(_ body: (inout StoreState, Int64) throws(CaskError) -> R) throws(CaskError) -> R {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         defer { armBackgroundWork() }
         let (result, deferred) = try state.withLock { s throws(CaskError) -> (R, StoreState.Deferred) in
             guard !s.isClosed else { throw .closed }
@@ -171,7 +171,7 @@ extension DiskStore {
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
         defer { armBackgroundWork() }
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         let everyWrite = options.durability == .everyWrite
         let (changed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in

@@ -10,7 +10,7 @@ extension DiskStore {
     /// (the key is removed) and answered with nil.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func metadata(forKey key: String) throws(CaskError) -> ItemMetadata? {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         let found = try withUTF8(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (IndexEntry, RecordHeaderReader)? in
                 guard !s.isClosed else { throw .closed }
@@ -57,7 +57,7 @@ extension DiskStore {
     /// The index as it is now, the numbers of its live entries (in key order when asked) and a
     /// reader for their headers.
     private func snapshot(sortedByKey: Bool) throws(CaskError) -> (KeyIndex, [Int32], RecordHeaderReader) {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         let (index, age, reader) = try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             return (s.index, s.ageLimitMilliseconds, try RecordHeaderReader(everyRecordIn: s))

@@ -66,7 +66,7 @@ extension DiskStore {
     /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
     /// number and expiry, for the cache facade's memory copy).
     func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
@@ -144,7 +144,7 @@ extension DiskStore {
     /// that no older value of it can come back.
     func reportDamage(key: String, entry: IndexEntry, file: String) throws(CaskError) {
         options.logger.error("record of key \(key) at \(file):\(entry.offset) failed its checksum; key removed")
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) in
                 s.stats.corruptRecords += 1
@@ -158,7 +158,7 @@ extension DiskStore {
 
     /// Whether a live, unexpired value is stored under `key`. Not an access.
     public func contains(_ key: String) -> Bool {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         return state.withLock { s in
             guard !s.isClosed, let e = s.index.entry(forKey: key) else { return false }
             return StoreState.goneCause(e, now: now, ageLimit: s.ageLimitMilliseconds) == nil
@@ -167,7 +167,7 @@ extension DiskStore {
 
     /// The keys of all live, unexpired items, in no particular order. O(n); a snapshot.
     public func keys() -> [String] {
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         return state.withLock { s in
             let age = s.ageLimitMilliseconds
             return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : s.index.key(of: $0) }

@@ -147,7 +147,7 @@ public final class DiskStore: Sendable {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
         }
         let compressed = Compression.compress(value, policy: options.compression)
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         let expiry = Self.expiry(now: now, timeToLive: timeToLive)
         if let budget = options.limits.itemByteBudget {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
@@ -217,7 +217,7 @@ public final class DiskStore: Sendable {
     @discardableResult
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         if options.durability == .everyWrite {
             let pending: (UInt64, Bool)?
             do {
@@ -342,7 +342,7 @@ public final class DiskStore: Sendable {
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
             try s.syncActive()
-            s.installDurable(now: s.options.clock.milliseconds())
+            s.installDurable(now: s.options.clock.now)
             // The snapshot stands for the active segment's hint; without it, the hint is written.
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true

@@ -336,7 +336,7 @@ struct Compactor {
     private func dropOrphans(_ orphans: [[UInt8]]) {
         guard !orphans.isEmpty else { return }
         options.logger.error("compaction found \(orphans.count) index entries without a valid record; keys dropped")
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         state.withLock { s in
             for key in orphans { _ = try? key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) } }
         }

@@ -405,7 +405,7 @@ struct StoreLoader {
     /// of theirs can never come back.
     func tombstone(_ dropped: [String], in state: inout StoreState) throws(CaskError) {
         guard !dropped.isEmpty else { return }
-        let now = options.clock.milliseconds()
+        let now = options.clock.now
         for key in dropped {
             try withKeyBytes(key) { keyBytes throws(CaskError) in
                 let entry = try state.appendTombstone(forKey: keyBytes, hiding: 0, now: now)

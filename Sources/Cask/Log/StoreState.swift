@@ -195,7 +195,7 @@ struct StoreState: Sendable {
         guard writer.syncedSize < writer.flushedSize else { return }
         stats.segmentSyncs += 1
         do throws(CaskError) { try writer.sync() } catch {
-            failUnsynced(error, now: options.clock.milliseconds())
+            failUnsynced(error, now: options.clock.now)
             throw error
         }
     }

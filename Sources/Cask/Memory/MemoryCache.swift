@@ -77,7 +77,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     ///   - shards: independently locked parts (rounded up to a power of two, 1 ... 64). Default 32.
     ///     Sharding changes neither the limits nor the eviction order, only how well threads
     ///     run side by side.
-    ///   - clock: the source of access times for the age limit and ``trim(toAge:)``.
+    ///   - clock: the source of access times for the age limit and ``trim(toAge:)``. The
+    ///     default, ``WallClock/system``, advances in steps of the kernel's tick (1 to 4 ms).
     ///   - onEviction: called (outside every lock, on the thread that caused it) for each item a
     ///     limit or memory pressure drops.
     public convenience init(limits: Limits = Limits(), shards: Int = 32, clock: WallClock = .system,
@@ -140,7 +141,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// item is removed now). Makes it the most recently used.
     @inlinable
     public func value(forKey key: String) -> Value? {
-        value(forKey: key, now: clock.milliseconds(), reading: ValueRead())
+        value(forKey: key, now: clock.now, reading: ValueRead())
     }
 
     /// ``value(forKey:)`` at `now` (ms of the cache's clock), turned into its result by
@@ -192,7 +193,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func setValue(_ value: Value, forKey key: String, cost: Int = 0) -> Bool {
-        guard insert(value, forKey: key, cost: cost, now: clock.milliseconds()) else { return false }
+        guard insert(value, forKey: key, cost: cost, now: clock.now) else { return false }
         enforceLimitsIfNeeded()
         return true
     }
@@ -251,7 +252,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Whether `key` is held and not past the age limit. Not a use: the LRU order does not change.
     public func contains(_ key: String) -> Bool {
-        let now = clock.milliseconds()
+        let now = clock.now
         let h = hash(key)
         return withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return false }
@@ -293,7 +294,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Removes items not read or written within `age` (by the cache's clock, to the millisecond:
     /// an item used exactly `age` ago stays). Works with or without an age limit.
     public func trim(toAge age: Duration) {
-        let cutoff = clock.milliseconds() - max(0, age.milliseconds)
+        let cutoff = clock.now - max(0, age.milliseconds)
         var evicted: [(String, Value, EvictionCause)] = []
         var removedCost = 0
         for shard in shards {
