@@ -100,7 +100,11 @@ let lruHot = LockedDictionaryLRU<Int>(limit: 200_000)
 let lruWide = LockedDictionaryLRU<Int>(limit: 200_000)
 let cacheHot = MemoryCache<Int>(limits: .init(countLimit: 200_000))
 let cacheWide = MemoryCache<Int>(limits: .init(countLimit: 200_000))
-for (n, k) in hot.enumerated() { lruHot.setValue(n, forKey: k); cacheHot.setValue(n, forKey: k) }
+/// The clock every cache used before `WallClock.system` became the coarse one: a closure
+/// reading `CLOCK_REALTIME` (the "before" line, measured in the same run).
+let preciseClosureClock = WallClock { WallClock.precise.milliseconds() }
+let cachePrecise = MemoryCache<Int>(limits: .init(countLimit: 200_000), clock: preciseClosureClock)
+for (n, k) in hot.enumerated() { lruHot.setValue(n, forKey: k); cacheHot.setValue(n, forKey: k); cachePrecise.setValue(n, forKey: k) }
 for (n, k) in wide.enumerated() { lruWide.setValue(n, forKey: k); cacheWide.setValue(n, forKey: k) }
 let directory = NSTemporaryDirectory() + "memory-versus-\(getpid())"
 var cacheOptions = CacheOptions()
@@ -113,8 +117,9 @@ let workloads: [(String, () -> Double)] = [
     ("get hot: bare Dictionary", { rate(operations: hotOps) { _, i in if frozen[hot[hotOrder[i & 4095]]] == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in if lruHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache", { rate(operations: hotOps) { _, i in if cacheHot.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache, precise clock through a closure (before)", { rate(operations: hotOps) { _, i in if cachePrecise.value(forKey: hot[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheHot.value(forKey: hot[hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
-    ("get hot: CaskCache facade memory hit", { rate(operations: hotOps / 4) { _, i in if (try? facade.value(Int.self, forKey: hot[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: CaskCache facade memory hit", { rate(operations: hotOps) { _, i in if (try? facade.value(Int.self, forKey: hot[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("set hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in lruHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
     ("set hot: MemoryCache", { rate(operations: hotOps) { _, i in cacheHot.setValue(i, forKey: hot[hotOrder[i & 4095]]) } }),
     ("get 100K random: locked Dictionary LRU", { rate(operations: wideOps) { _, i in if lruWide.value(forKey: wide[wideOrder[i & 0xFFFFF]]) == nil { sink.add(1, ordering: .relaxed) } } }),
@@ -129,11 +134,24 @@ print("workload | median ops/s (\(runs) runs)")
 for (name, _) in workloads where results[name] != nil {
     print(String(format: "%@ | %.2f M/s", name, median(results[name]!) / 1e6))
 }
+/// The median over runs of each run's ratio a / b (both measured in that run, back to back).
 @MainActor func ratio(_ a: String, _ b: String) -> String {
-    guard let x = results[a], let y = results[b] else { return "-" }
-    return String(format: "%.2f", median(x) / median(y))
+    guard let x = results[a], let y = results[b], x.count == y.count else { return "-" }
+    let ratios = zip(x, y).map { $0 / $1 }
+    return String(format: "%.2f (%.2f-%.2f)", median(ratios), ratios.min()!, ratios.max()!)
 }
-print("ratios: get hot vs bare Dictionary \(ratio("get hot: MemoryCache", "get hot: bare Dictionary")); vs locked LRU \(ratio("get hot: MemoryCache", "get hot: locked Dictionary LRU")); set vs locked LRU \(ratio("set hot: MemoryCache", "set hot: locked Dictionary LRU")); 100K get vs locked LRU \(ratio("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU")); 2 threads vs 1 \(ratio("get hot: MemoryCache, 2 threads", "get hot: MemoryCache")); facade hit vs MemoryCache \(ratio("get hot: CaskCache facade memory hit", "get hot: MemoryCache"))")
+print("ratios, median of the runs' own ratios (min-max):")
+for (a, b, label) in [
+    ("get hot: MemoryCache", "get hot: bare Dictionary", "get hot vs bare Dictionary (aim 0.8)"),
+    ("get hot: MemoryCache", "get hot: locked Dictionary LRU", "get hot vs locked LRU"),
+    ("get hot: MemoryCache", "get hot: MemoryCache, precise clock through a closure (before)", "get hot vs the precise closure clock"),
+    ("set hot: MemoryCache", "set hot: locked Dictionary LRU", "set vs locked LRU (aim 0.5)"),
+    ("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU", "100K get vs locked LRU (aim 1.0)"),
+    ("get hot: MemoryCache, 2 threads", "get hot: MemoryCache", "2 threads vs 1 (aim 1.7)"),
+    ("get hot: CaskCache facade memory hit", "get hot: MemoryCache", "facade hit vs MemoryCache (aim 0.83)"),
+] where results[a] != nil && results[b] != nil {
+    print("  \(label): \(ratio(a, b))")
+}
 if sink.load(ordering: .relaxed) != 0 { print("unexpected misses: \(sink.load(ordering: .relaxed))") }
 try? facade.close()
 try? FileManager.default.removeItem(atPath: directory)

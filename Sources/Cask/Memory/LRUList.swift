@@ -88,13 +88,13 @@ struct LRUList<Value> {
         moveToFront(i)
     }
 
-    /// Inserts or replaces `key` at the front. Returns the replaced value.
+    /// Inserts or replaces `key` at the front. Returns the replaced item's cost and value.
     @inlinable
     @discardableResult
-    mutating func set(_ key: String, hash: UInt64, _ value: Value, cost: Int, now: Int64, stamp: UInt64) -> Value? {
+    mutating func set(_ key: String, hash: UInt64, _ value: Value, cost: Int, now: Int64, stamp: UInt64) -> (cost: Int, value: Value?)? {
         if let i = position(of: key, hash: hash) {
-            let old = nodes[Int(i)].value
-            totalCost = totalCost &- nodes[Int(i)].cost &+ cost
+            let old = (cost: nodes[Int(i)].cost, value: nodes[Int(i)].value)
+            totalCost = totalCost &- old.cost &+ cost
             nodes[Int(i)].value = value
             nodes[Int(i)].cost = cost
             touch(i, now: now, stamp: stamp)
@@ -118,14 +118,16 @@ struct LRUList<Value> {
         return nil
     }
 
-    /// Removes `key`; returns its node (value included).
+    /// Removes `key`; returns its cost and value (nil when absent).
     @inlinable
     @discardableResult
-    mutating func remove(_ key: String, hash: UInt64) -> Node? {
+    mutating func remove(_ key: String, hash: UInt64) -> (cost: Int, value: Value?)? {
         guard let slot = slot(of: key, hash: hash) else { return nil }
         let i = Int32(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
         deleteSlot(slot)
-        return unlink(i)
+        let removed = (cost: nodes[Int(i)].cost, value: nodes[Int(i)].value)
+        unlink(i)
+        return removed
     }
 
     /// Removes the least recently used node.
@@ -189,6 +191,7 @@ struct LRUList<Value> {
     }
 
     @inlinable
+    @discardableResult
     mutating func unlink(_ i: Int32) -> Node {
         let n = nodes[Int(i)]
         if uses != nil { uses!.nodeRemoved(i, key: n.key) }

@@ -152,12 +152,15 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         typealias R = Reader.Result
         let use = nextUse()
         let h = hash(key)
-        var expired: LRUList<Value>.Node?
+        // The item removed for its age, if any (its value and cost, not its node: an optional
+        // node costs an outlined, witness-driven destroy on every lookup).
+        var expiredValue: Value?
+        var expiredCost = 0
         let found: (result: R, recorded: Bool)? = withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return nil }
             let previousUse = list.nodes[Int(i)].accessTime
             if isAgedOut(accessTime: previousUse, now: now) {
-                expired = list.remove(key, hash: h)
+                (expiredCost, expiredValue) = list.remove(key, hash: h) ?? (0, nil)
                 shard.publishOldest(list)
                 return nil
             }
@@ -170,9 +173,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             list.uses!.record(i, at: now)
             return (result, true)
         } }
-        if let expired {
-            account(removedCount: 1, removedCost: expired.cost)
-            onEviction?(key, expired.value!, .age)
+        if let expiredValue {
+            account(removedCount: 1, removedCost: expiredCost)
+            onEviction?(key, expiredValue, .age)
         }
         guard let found else { return nil }
         if found.recorded && !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
@@ -211,10 +214,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         }
         let use = nextUse()
         let h = hash(key)
-        let replaced: LRUList<Value>.Node? = withShard(h) { shard in shard.withLock { list in
-            var old: LRUList<Value>.Node?
-            if let i = list.position(of: key, hash: h) { old = list.nodes[Int(i)] }
-            list.set(key, hash: h, value, cost: cost, now: now, stamp: use)
+        // The replaced item's cost and value (released here, outside the lock).
+        let replaced: (cost: Int, value: Value?)? = withShard(h) { shard in shard.withLock { list in
+            let old = list.set(key, hash: h, value, cost: cost, now: now, stamp: use)
             shard.publishOldest(list)
             return old
         } }
@@ -240,10 +242,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @discardableResult
     public func removeValue(forKey key: String) -> Value? {
         let h = hash(key)
-        let removed = withShard(h) { shard in shard.withLock { list -> LRUList<Value>.Node? in
-            let n = list.remove(key, hash: h)
-            if n != nil { shard.publishOldest(list) }
-            return n
+        let removed = withShard(h) { shard in shard.withLock { list -> (cost: Int, value: Value?)? in
+            let removed = list.remove(key, hash: h)
+            if removed != nil { shard.publishOldest(list) }
+            return removed
         } }
         guard let removed else { return nil }
         account(removedCount: 1, removedCost: removed.cost)
