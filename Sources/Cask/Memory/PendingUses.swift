@@ -19,9 +19,22 @@ struct PendingUses {
 
     @inlinable init() {}
 
-    /// Records a use of node `i` at `time`.
-    @inlinable
+    /// Records a use of node `i` at `time`: inline when the node already has an untold use
+    /// (the common case of a hot item), else through ``recordFirst(_:at:)``.
+    @inlinable @inline(__always)
     mutating func record(_ i: Int32, at time: Int64) {
+        let n = Int(i)
+        if n < times.count && times[n] != Self.none {
+            recorded &+= 1
+            times[n] = time
+        } else {
+            recordFirst(i, at: time)
+        }
+    }
+
+    /// ``record(_:at:)`` for a node without an untold use.
+    @usableFromInline @inline(never)
+    mutating func recordFirst(_ i: Int32, at time: Int64) {
         let n = Int(i)
         recorded &+= 1
         if n >= times.count { times.append(contentsOf: repeatElement(Self.none, count: n + 1 - times.count)) }
