@@ -7,22 +7,23 @@ package enum ArgumentValues {
     /// The longest duration accepted: 100 years.
     package static let maximumSeconds: Double = 100 * 365.25 * 86_400
 
-    /// A duration such as `90` (seconds), `1500ms`, `90s`, `15m`, `2h` or `7d`: more than 0 and
-    /// at most 100 years; returns whole milliseconds.
+    /// A duration such as `90` (seconds), `1500ms`, `90s`, `15m`, `2h` or `7d`: at least 1 ms
+    /// (Cask's times are whole milliseconds) and at most 100 years; returns whole milliseconds.
     package static func milliseconds(_ text: String, option: String) throws -> Int64 {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         guard let (number, scale) = number(text, units: units) else {
             throw ValidationError("\(option) must be a duration like 90s, 15m, 2h or 7d (a plain number is seconds); got '\(text)'")
         }
         let seconds = number * scale
-        guard seconds > 0, seconds <= maximumSeconds else {
-            throw ValidationError("\(option) must be more than 0 and at most 100 years; got '\(text)'")
+        guard seconds >= 0.001, seconds <= maximumSeconds else {
+            throw ValidationError("\(option) must be at least 1ms and at most 100 years; got '\(text)'")
         }
         return max(1, Int64((seconds * 1000).rounded()))
     }
 
     /// A size such as `4096` (bytes), `512KiB`, `64MiB`, `2GiB`, or with decimal units `500KB`,
-    /// `2GB`; `K`, `M`, `G`, `T` alone are binary (as `ls -h` prints them). At most 2^62 bytes.
+    /// `2GB`; `K`, `M`, `G`, `T` alone are binary (as `ls -h` prints them). A whole number of
+    /// bytes, at most 2^62.
     package static func bytes(_ text: String, option: String) throws -> Int {
         let units: [(String, Double)] = [
             ("KiB", 0x1p10), ("MiB", 0x1p20), ("GiB", 0x1p30), ("TiB", 0x1p40),
@@ -36,6 +37,9 @@ package enum ArgumentValues {
         guard value >= 0, value <= 0x1p62 else {
             throw ValidationError("\(option) must be between 0 and 2^62 bytes; got '\(text)'")
         }
+        guard value == value.rounded(.down) else {
+            throw ValidationError("\(option) must be a whole number of bytes; got '\(text)'")
+        }
         return Int(value)
     }
 
@@ -47,9 +51,10 @@ package enum ArgumentValues {
         return (value, unit?.1 ?? 1)
     }
 
-    /// A whole number of at least `minimum`.
-    package static func count(_ value: Int, option: String, minimum: Int = 0) throws {
+    /// A whole number of at least `minimum` and at most `maximum`.
+    package static func count(_ value: Int, option: String, minimum: Int = 0, maximum: Int = .max) throws {
         guard value >= minimum else { throw ValidationError("\(option) must be at least \(minimum); got \(value)") }
+        guard value <= maximum else { throw ValidationError("\(option) must be at most \(maximum); got \(value)") }
     }
 
     /// The key a command names: the argument itself, or with `--key-hex` the UTF-8 text its hex

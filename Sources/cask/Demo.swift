@@ -10,8 +10,13 @@ struct Demo: ParsableCommand {
 
     @Argument(help: "The store directory (created; emptied first when it already holds a store).")
     var directory: String = "cask-demo"
-    @Option(help: "Number of small items (profile-like JSON, 100-900 bytes).") var items = 200_000
-    @Option(help: "Number of large items (64 KiB, incompressible, like thumbnails).") var blobs = 200
+    @Option(parsing: .unconditional, help: "Number of small items (profile-like JSON, 100-900 bytes; at most 100,000,000).") var items = 200_000
+    @Option(parsing: .unconditional, help: "Number of large items (64 KiB, incompressible, like thumbnails; at most 1,000,000).") var blobs = 200
+
+    func validate() throws {
+        try ArgumentValues.count(items, option: "--items", maximum: 100_000_000)
+        try ArgumentValues.count(blobs, option: "--blobs", maximum: 1_000_000)
+    }
 
     /// Deterministic content for item `i` at `version`, so reads can be checked without a copy.
     static func value(_ i: Int, version: Int) -> Data {

@@ -13,7 +13,7 @@ struct List: ParsableCommand {
     @Argument(help: "The store directory.") var directory: String
     @Option(help: "Sort by key (ascending, by UTF-8 bytes), size (largest first), age (oldest first) or access (least recent first).") var sort: Sort = .key
     @Option(help: "Only keys starting with this prefix.") var prefix: String?
-    @Option(help: "At most this many items.") var limit: Int?
+    @Option(parsing: .unconditional, help: "At most this many items.") var limit: Int?
     @Flag(help: "JSON output with raw numbers (bytes, milliseconds since the epoch), one item per line.") var json = false
 
     func validate() throws {

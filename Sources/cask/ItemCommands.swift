@@ -2,6 +2,9 @@ import ArgumentParser
 import Cask
 import CaskToolSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The key argument and `--key-hex`, shared by the verbs that name one item.
 struct KeyArguments: ParsableArguments {
@@ -41,11 +44,28 @@ struct Put: ParsableCommand {
 
     private func readValue() throws -> Data {
         if let value { return Data(value.utf8) }
+        guard let file else { return try readAll(FileHandle.standardInput, named: "standard input") }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
+            printError("cask: cannot read \(file): it is a directory; give --file a file, a pipe or a device")
+            throw Exit.storeError
+        }
+        // open(2) and read(2), not Data(contentsOf:): pipes, FIFOs and devices (/dev/stdin,
+        // <(command)) have no size to read up to, and the error names the errno.
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            printError("cask: cannot read \(file): \(String(cString: strerror(errno))); check the path and its permissions")
+            throw Exit.storeError
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        return try readAll(handle, named: file)
+    }
+
+    private func readAll(_ handle: FileHandle, named name: String) throws -> Data {
         do {
-            if let file { return try Data(contentsOf: URL(fileURLWithPath: file)) }
-            return try FileHandle.standardInput.readToEnd() ?? Data()
+            return try handle.readToEnd() ?? Data()
         } catch {
-            printError("cask: cannot read \(file ?? "standard input"): \(error.localizedDescription)")
+            printError("cask: cannot read \(name): \(error.localizedDescription)")
             throw Exit.storeError
         }
     }

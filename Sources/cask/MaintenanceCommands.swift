@@ -24,7 +24,7 @@ struct Trim: ParsableCommand {
 
     @Argument(help: "The store directory.") var directory: String
     @Option(parsing: .unconditional, help: "Evict least recently used items until live records take at most this size (4096, 512KiB, 64MiB, 2GiB).") var size: String?
-    @Option(help: "Remove items last accessed before this ISO 8601 date (e.g. 2026-11-01T00:00:00Z).") var date: String?
+    @Option(parsing: .unconditional, help: "Remove items last accessed before this ISO 8601 date (e.g. 2026-11-01T00:00:00Z).") var date: String?
     @Option(parsing: .unconditional, help: "Evict least recently used items until at most this many remain.") var count: String?
 
     func validate() throws {

@@ -19,7 +19,7 @@ import Testing
         return try JSONDecoder().decode([Item].self, from: Data(try runCask(["ls", dir.path, "--json"]).1.utf8)).map(\.key)
     }
 
-    @Test(arguments: ["nan", "inf", "-inf", "1e300", "-5", "0", "abc", "5x", ""])
+    @Test(arguments: ["nan", "inf", "-inf", "1e300", "-5", "0", "0.0001ms", "abc", "5x", ""])
     func aBadTimeToLiveIsAUsageErrorAndKeepsTheValue(ttl: String) throws {
         let dir = try store()
         let (status, _, err) = try runCask(["put", dir.path, "k", "new", "--ttl", ttl])
@@ -39,11 +39,48 @@ import Testing
         #expect(abs((t.expiryTime ?? 0) - t.writeTime - 90_000) < 2_000)
         #expect(abs((u.expiryTime ?? 0) - u.writeTime - 7 * 86_400_000) < 2_000)
         #expect(try runCask(["trim", dir.path, "--size", "1MiB"]).0 == 0)
-        for bad in ["-1", "2X", "nan", "1e30GiB"] {
+        for bad in ["-1", "2X", "nan", "1e30GiB", "1.5", "0.5B"] {
             let (status, _, err) = try runCask(["trim", dir.path, "--size", bad])
             #expect(status == 64 && err.contains("--size"), "--size \(bad): \(err)")
         }
         #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
+    /// Negative numbers reach the option's own check (ArgumentParser alone took `-5` for an
+    /// option and said the value was missing), and absurd demo sizes are refused.
+    @Test func negativeAndHugeCountsNameTheirOption() throws {
+        let dir = try store()
+        for arguments in [["ls", dir.path, "--limit", "-5"], ["ls", dir.path, "--limit=-5"],
+                          ["demo", dir.path + "-demo", "--items", "-5"], ["demo", dir.path + "-demo", "--blobs", "-1"],
+                          ["demo", dir.path + "-demo", "--items", "9223372036854775807"],
+                          ["trim", dir.path, "--date", "-5"]] {
+            let (status, _, err) = try runCask(arguments)
+            let option = arguments.first { $0.hasPrefix("--") }!.split(separator: "=")[0]
+            #expect(status == 64 && err.contains(option) && !err.contains("Missing value"), "\(arguments): \(err)")
+        }
+        #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
+    /// `put --file` reads pipes and devices, and says what is wrong with a path it cannot read.
+    @Test func putReadsAFileFromAPipeOrADevice() throws {
+        let dir = try store()
+        let fifo = dir.file("value.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let writer = Thread {
+            let fd = open(fifo, O_WRONLY)
+            _ = "piped value".withCString { write(fd, $0, 11) }
+            close(fd)
+        }
+        writer.start()
+        #expect(try runCask(["put", dir.path, "p", "--file", fifo]).0 == 0)
+        #expect(try runCask(["get", dir.path, "p"]).1 == "piped value")
+        #expect(try runCask(["put", dir.path, "empty", "--file", "/dev/null"]).0 == 0)
+        #expect(try runCask(["get", dir.path, "empty"]) == (0, "", ""))
+        let (status, _, err) = try runCask(["put", dir.path, "d", "--file", dir.path])
+        #expect(status == 3 && err.contains(dir.path) && err.contains("directory"), "\(err)")
+        let (missing, _, why) = try runCask(["put", dir.path, "m", "--file", dir.file("absent")])
+        #expect(missing == 3 && why.contains("absent") && why.contains("No such file"), "\(why)")
+        #expect(try listedKeys(dir).sorted() == ["empty", "k", "p"])
     }
 
     @Test func aNegativeCountIsAUsageErrorAndTrimReportsWhatItRemoved() throws {
