@@ -193,7 +193,7 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Flag(help: "Repair first: cut a torn tail, rebuild bad hint files, apply the salvage rule, and rewrite damaged segments without their damaged bytes (never deletes a good record).") var repair = false
+    @Flag(help: "Repair first: remove damaged hint files, cut a torn tail, apply the salvage rule, drop the keys of damaged records (read as a read would), and rewrite sealed segments without their damaged bytes (never deletes a good record).") var repair = false
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
@@ -201,15 +201,30 @@ struct Verify: ParsableCommand {
             throw Exit.storeError
         }
         if repair {
-            // Opening the store performs exactly the recovery of format-spec.md; closing writes hints.
-            // Compaction then rewrites the segments that hold garbage, damaged bytes included.
+            // Hint files that fail their checks go first: they give recovery no knowledge (see
+            // format-spec.md, "Recovery"), and the store writes a new one by scanning.
+            let found = try withStoreErrors { try StoreVerifier(directory: directory).verify() }
+            let badHints = Set(found.problems.map(\.file).filter { $0.hasSuffix(".hint") })
+            for hint in badHints.sorted() {
+                do { try FileManager.default.removeItem(atPath: hint) } catch {
+                    printError("cask: cannot remove the damaged hint file \(hint): \(error.localizedDescription); check the folder's permissions")
+                    throw Exit.storeError
+                }
+            }
+            // Opening the store performs the recovery of format-spec.md (a torn tail is cut, the
+            // salvage rule applied). The scrub then reads every live record as a read would
+            // (recording no access): a damaged one's key is removed with a tombstone. Compaction
+            // rewrites the sealed segments that hold dead or damaged bytes.
             let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
             let stats = store.statistics
-            let report = try withStoreErrors { () throws -> CompactionReport in
+            let (dropped, report) = try withStoreErrors { () throws -> (Int, CompactionReport) in
                 defer { try? store.close() }
-                return stats.damagedRanges > 0 ? try store.compact() : CompactionReport()
+                let dropped = try store.scrub()
+                let rewritten = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0 ? try store.compact() : CompactionReport()
+                store.waitForBackgroundWork()   // the new hint files
+                return (dropped, rewritten)
             }
-            print("repair: cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery) keys dropped, \(report.segmentsCompacted) segments rewritten")
+            print("repair: removed \(badHints.count) damaged hint files, cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery + stats.corruptRecords + dropped) keys dropped, \(report.segmentsCompacted) segments rewritten")
         }
         let progress = Progress("verify")
         let report = try withStoreErrors {

@@ -63,6 +63,72 @@ import Testing
         #expect(damaged.contains("DAMAGED \(segments[0]):"), "\(damaged)")
     }
 
+    /// Where `repairRemovesDamageAndKeepsEveryGoodRecord` flips a byte.
+    enum DamagePlace: String, CaseIterable, CustomStringConvertible {
+        /// A sealed segment (4 KiB segments).
+        case sealed
+        /// The newest segment, within the last 4 KiB its index-snapshot mark checks.
+        case newestTail
+        /// The newest segment, before those last 4 KiB (one 64 KiB segment).
+        case newestMiddle
+        var description: String { rawValue }
+    }
+
+    /// `verify --repair` removes damage from a cleanly closed store (whose index snapshot hides
+    /// most of it from open): the damaged record's key goes, every other key keeps its value.
+    /// A sealed segment, or a newest one whose checked tail shows the damage, is rewritten and
+    /// the next `verify` is clean. Known limit: damage earlier in the newest segment stays on
+    /// disk (its key is gone, behind a tombstone) and `verify` lists it as a torn tail.
+    @Test(arguments: DamagePlace.allCases)
+    func repairRemovesDamageAndKeepsEveryGoodRecord(_ place: DamagePlace) throws {
+        let dir = TemporaryDirectory()
+        let segmentSize = place == .newestMiddle ? 64 << 10 : 4096
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: segmentSize))
+            for i in 0..<200 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
+            try store.close()
+        }
+        let segments = try segmentPaths(dir.path)
+        try flipByte(place == .sealed ? segments[2] : segments.last!, at: 200)   // inside the second record's value
+        if place == .sealed { #expect(try runCask(["verify", dir.path]).0 == 1) }
+        let (status, out, err) = try runCask(["verify", dir.path, "--repair"])
+        #expect(status == 0 && out.contains("1 keys dropped") && out.hasSuffix("OK\n"), "\(out) \(err)")
+        let (again, checked, _) = try runCask(["verify", dir.path])
+        #expect(again == 0 && !checked.contains("DAMAGED"), "\(checked)")
+        #expect(checked.contains("torn tail") == (place == .newestMiddle), "\(checked)")
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: segmentSize))
+        defer { try? store.close() }
+        var missing: [Int] = []
+        for i in 0..<200 {
+            if let value = try store.value(forKey: "k\(i)") {
+                #expect(value == Data(repeating: UInt8(i), count: 90), "k\(i)")
+            } else {
+                missing.append(i)
+            }
+        }
+        #expect(missing.count == 1, "\(missing)")
+    }
+
+    /// `verify --repair` replaces a hint file that fails its checks; every value stays.
+    @Test func repairReplacesADamagedHintFile() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+            for i in 0..<200 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
+            try store.close()
+        }
+        let hint = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted().first)
+        try flipByte(dir.file(hint), at: 40)
+        #expect(try runCask(["verify", dir.path]).0 == 1)
+        let (status, out, err) = try runCask(["verify", dir.path, "--repair"])
+        #expect(status == 0 && out.contains("removed 1 damaged hint files") && out.contains("0 keys dropped"), "\(out) \(err)")
+        #expect(FileManager.default.fileExists(atPath: dir.file(hint)))
+        #expect(try runCask(["verify", dir.path]).0 == 0)
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        defer { try? store.close() }
+        for i in 0..<200 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 90)) }
+    }
+
     @Test func foreignAndMissingDirectoriesAreRefusedWithoutChanges() throws {
         let dir = TemporaryDirectory()
         try Data("mine".utf8).write(to: URL(fileURLWithPath: dir.file("notes.txt")))

@@ -66,11 +66,17 @@ extension DiskStore {
     /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
     /// number and expiry, for the cache facade's memory copy).
     func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
-        let now = options.clock.now
+        try withRecord(forKey: key, now: options.clock.now, isUse: true, body)
+    }
+
+    /// ``withRecord(forKey:_:)`` at `now`; `isUse`: the read counts as an access (LRU order,
+    /// age limit) and finds expired items gone, as a read by the app does. Otherwise the live
+    /// record is read and checked as it stands, and nothing but damage changes.
+    private func withRecord<R>(forKey key: String, now: Int64, isUse: Bool, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
-            guard let entry = s.use(keyBytes, now: now) else {
+            guard let entry = isUse ? s.use(keyBytes, now: now) : s.index.entry(forKey: keyBytes) else {
                 s.stats.misses += 1
                 return .miss(s.takeDeferred())
             }
@@ -83,6 +89,12 @@ extension DiskStore {
             return .read(file, entry)
           }
         }
+        return try read(plan, forKey: key, body)
+    }
+
+    /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
+    /// damage, which is reported and removes the key).
+    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
         switch plan {
         case .miss(let deferred):
             // An item found expired or aged out was evicted: its event goes out now.
@@ -120,6 +132,17 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: file.path)
             return nil
         }
+    }
+
+    /// Reads and checks every live record (checksum, key, sequence, decompression) as a read
+    /// does, without counting as an access: each damaged record is reported and its key
+    /// removed durably, as a read would. Returns how many keys it removed. O(records); for
+    /// `cask verify --repair`.
+    package func scrub() throws(CaskError) -> Int {
+        let keys = state.withLock { s in s.index.entries.map { s.index.key(of: $0) } }
+        let before = state.withLock { $0.stats.corruptRecords }
+        for key in keys { _ = try withRecord(forKey: key, now: 0, isUse: false) { _, _ in () } }
+        return state.withLock { $0.stats.corruptRecords } - before
     }
 
     /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
