@@ -36,13 +36,16 @@ import Testing
         #expect(try runCask(["trim", dir.path]).0 == 64)   // ArgumentParser's usage error
     }
 
+    /// A closed store of `count` keys `k0`... holding 90 bytes of their number each.
+    func fill(_ dir: TemporaryDirectory, count: Int, segmentSize: Int) throws {
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: segmentSize))
+        for i in 0..<count { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
+        try store.close()
+    }
+
     @Test func verifyReportsDamageWithOffsetsAndRepairFixesATornTail() throws {
         let dir = TemporaryDirectory()
-        do {
-            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
-            for i in 0..<100 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
-            try store.close()
-        }
+        try fill(dir, count: 100, segmentSize: 4096)
         #expect(try runCask(["verify", dir.path]).0 == 0)
         let segments = try segmentPaths(dir.path)
         // A torn tail on the newest segment: reported, not an error; repaired by --repair.
@@ -83,11 +86,7 @@ import Testing
     func repairRemovesDamageAndKeepsEveryGoodRecord(_ place: DamagePlace) throws {
         let dir = TemporaryDirectory()
         let segmentSize = place == .newestMiddle ? 64 << 10 : 4096
-        do {
-            let store = try DiskStore(directory: dir.path, options: options(segmentSize: segmentSize))
-            for i in 0..<200 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
-            try store.close()
-        }
+        try fill(dir, count: 200, segmentSize: segmentSize)
         let segments = try segmentPaths(dir.path)
         try flipByte(place == .sealed ? segments[2] : segments.last!, at: 200)   // inside the second record's value
         if place == .sealed { #expect(try runCask(["verify", dir.path]).0 == 1) }
@@ -112,11 +111,7 @@ import Testing
     /// `verify --repair` replaces a hint file that fails its checks; every value stays.
     @Test func repairReplacesADamagedHintFile() throws {
         let dir = TemporaryDirectory()
-        do {
-            let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
-            for i in 0..<200 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "k\(i)") }
-            try store.close()
-        }
+        try fill(dir, count: 200, segmentSize: 4096)
         let hint = try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted().first)
         try flipByte(dir.file(hint), at: 40)
         #expect(try runCask(["verify", dir.path]).0 == 1)

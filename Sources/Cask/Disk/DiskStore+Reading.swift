@@ -66,21 +66,24 @@ extension DiskStore {
     /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
     /// number and expiry, for the cache facade's memory copy).
     func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
-        try withRecord(forKey: key, now: options.clock.now, isUse: true, body)
+        try withRecord(forKey: key, usedAt: options.clock.now, body)
     }
 
-    /// ``withRecord(forKey:_:)`` at `now`; `isUse`: the read counts as an access (LRU order,
-    /// age limit) and finds expired items gone, as a read by the app does. Otherwise the live
-    /// record is read and checked as it stands, and nothing but damage changes.
-    private func withRecord<R>(forKey key: String, now: Int64, isUse: Bool, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
+    /// ``withRecord(forKey:_:)`` as a use at `usedAt` (milliseconds of the store's clock): the
+    /// read counts as an access (LRU order, age limit, hit statistics) and finds expired items
+    /// gone, as a read by the app does. With nil the live record is read and checked as it
+    /// stands, and nothing but damage changes.
+    private func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
-            guard let entry = isUse ? s.use(keyBytes, now: now) : s.index.entry(forKey: keyBytes) else {
-                s.stats.misses += 1
+            let found: IndexEntry?
+            if let now { found = s.use(keyBytes, now: now) } else { found = s.index.entry(forKey: keyBytes) }
+            guard let entry = found else {
+                if now != nil { s.stats.misses += 1 }
                 return .miss(s.takeDeferred())
             }
-            s.stats.hits += 1
+            if now != nil { s.stats.hits += 1 }
             if entry.segment == s.writer.id,
                let copy = try s.writer.bufferedBytes(at: Int64(entry.offset), count: entry.recordSize) {
                 return .buffered(copy, entry)
@@ -141,7 +144,7 @@ extension DiskStore {
     package func scrub() throws(CaskError) -> Int {
         let keys = state.withLock { s in s.index.entries.map { s.index.key(of: $0) } }
         let before = state.withLock { $0.stats.corruptRecords }
-        for key in keys { _ = try withRecord(forKey: key, now: 0, isUse: false) { _, _ in () } }
+        for key in keys { _ = try withRecord(forKey: key, usedAt: nil) { _, _ in () } }
         return state.withLock { $0.stats.corruptRecords } - before
     }
 

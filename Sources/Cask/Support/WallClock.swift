@@ -54,7 +54,8 @@ public struct WallClock: Sendable {
     /// which advances in steps of the kernel's tick (1 to 4 ms; `clock_getres` tells) and costs
     /// about a quarter of a precise reading (6 ns against 25 ns on a 2-core VM). Every cache and
     /// store uses it unless given another clock: times are then told apart to the tick, and an
-    /// age limit or time to live may run up to one tick long. Elsewhere `CLOCK_REALTIME`.
+    /// age limit or time to live may run up to one tick long (longer while the kernel's tick runs
+    /// late on a busy machine: lags of 7-8 ms seen on a loaded 2-core VM). Elsewhere `CLOCK_REALTIME`.
     public static let system = WallClock(systemClock: coarseRealtimeClockID)
 
     /// The system's real-time clock read to the millisecond (`CLOCK_REALTIME`): for a store or
