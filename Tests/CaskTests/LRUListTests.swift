@@ -33,7 +33,7 @@ import Testing
             if step % 997 == 0 {
                 for (k, v) in model {
                     let i = list.position(of: k, hash: hash(k))
-                    #expect(i.map { list.nodes[Int($0)].value } == v, "step \(step) key \(k)")
+                    #expect(i.map { list.entries[Int($0)].value } == v, "step \(step) key \(k)")
                 }
                 #expect(list.count == model.count)
             }

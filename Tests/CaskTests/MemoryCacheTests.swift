@@ -298,4 +298,39 @@ extension MemoryCacheContractTests {
         for i in 0..<10 { #expect(cache.contains("k\(i)")) }
         for i in 10..<20 { #expect(!cache.contains("k\(i)")) }
     }
+
+    /// Reads note their use in their CPU's stripe and leave the list alone until a write
+    /// applies them; a read of a shard's least recently used item must not, or the oldest use the
+    /// shard publishes goes stale and eviction (which tries a stale shard only a few times) takes
+    /// a more recent item elsewhere. Sixteen shards, every tail read at once.
+    @Test func readsOfEveryShardsOldestItemKeepEvictionExact() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 64), shards: 16)
+        for i in 0..<64 { cache.setValue(i, forKey: "k\(i)") }
+        for i in 0..<32 { #expect(cache.value(forKey: "k\(i)") == i) }   // k32...k63 are now the oldest
+        for i in 64..<96 { cache.setValue(i, forKey: "k\(i)") }
+        let survivors = (0..<96).filter { cache.contains("k\($0)") }
+        #expect(survivors == Array(0..<32) + Array(64..<96))
+    }
+
+    /// Reads on several threads at once (their uses buffered in different CPUs' stripes, then
+    /// merged by the next write): after they finish, every item read outlives every item not
+    /// read when new items push the cache over its count limit.
+    @Test func readsFromManyThreadsAreAppliedBeforeTheNextEviction() async {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 400), shards: 8)
+        for i in 0..<400 { cache.setValue(i, forKey: "k\(i)") }
+        await withTaskGroup(of: Void.self) { group in
+            for t in 0..<4 {
+                group.addTask {
+                    for round in 0..<50 {
+                        for i in stride(from: t, to: 200, by: 4) where cache.value(forKey: "k\(i)") != i {
+                            Issue.record("round \(round): k\(i) missing")
+                        }
+                    }
+                }
+            }
+        }
+        for i in 400..<600 { cache.setValue(i, forKey: "k\(i)") }
+        let survivors = (0..<600).filter { cache.contains("k\($0)") }
+        #expect(survivors == Array(0..<200) + Array(400..<600))
+    }
 }

@@ -38,3 +38,34 @@ int cask_start_writeback(int fd, int64_t offset, int64_t count);
 /// counting. Elsewhere does nothing.
 void cask_release_free_heap(void);
 #endif
+
+#ifndef CASK_SUPPORT_ORDER_H
+#define CASK_SUPPORT_ORDER_H
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#elif !defined(__aarch64__)
+#include <time.h>
+#endif
+/// A reading of the processor's constant-rate counter (x86 `rdtsc`, ARMv8 `cntvct_el0`, else
+/// CLOCK_MONOTONIC in nanoseconds), for ordering the memory cache's uses across threads without
+/// a shared counter. Increases on every CPU; readings on different CPUs compare correctly where
+/// the kernel keeps the counters synchronized (it then uses them as its clock source), else to
+/// within their skew. Not a time of day, and no fence: a reading may be taken a few cycles
+/// earlier or later than the instructions around it.
+static inline uint64_t cask_use_stamp(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#elif defined(__aarch64__)
+    uint64_t value;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(value));
+    return value;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+/// The CPU the calling thread runs on (glibc `sched_getcpu`, a read of the thread's rseq area),
+/// or 0 where that is unknown. Only a hint: the thread may move right after.
+int cask_current_cpu(void);
+#endif

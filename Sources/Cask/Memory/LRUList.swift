@@ -1,35 +1,49 @@
-/// The LRU order and storage of one memory-cache shard: a doubly linked list threaded through a
-/// dense node array (indices, not pointers), plus an open-addressing table from key to node.
+/// The LRU order and storage of one memory-cache shard: a doubly linked list threaded through
+/// dense node arrays (indices, not pointers; each node's item and its place in the order in
+/// arrays of their own), plus an open-addressing table from key to node.
 /// The table takes the 64-bit hash the cache already computed to choose the shard (one hash per
 /// call, not a second `String` hash), keeps a 32-bit fingerprint per slot, and compares keys only
 /// on a fingerprint match. Every operation is O(1); after warm-up, reads and overwrites allocate
 /// nothing (freed nodes are reused).
 ///
-/// Each node carries the cache-wide `stamp` of its last use (a counter shared by all shards), so
-/// that the cache can compare the least recently used nodes of different shards.
+/// Each node carries the cache-wide `stamp` of its last use (``MemoryCache``'s use stamps, read
+/// from the processor's counter), so that the cache can compare the least recently used nodes of
+/// different shards.
 /// Not thread-safe: each shard uses it under its own lock.
 @usableFromInline
 struct LRUList<Value> {
+    /// A node's item: what a lookup reads. Written only by inserts, overwrites and removals.
     @usableFromInline
-    struct Node {
+    struct Entry {
         @usableFromInline var key: String
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
+        /// The key's hash (for moving its slot when the table grows or a slot is freed).
+        @usableFromInline var hash: UInt64
+
+        @inlinable
+        init(key: String, hash: UInt64, value: Value?, cost: Int) {
+            self.key = key
+            self.hash = hash
+            self.value = value
+            self.cost = cost
+        }
+    }
+
+    /// A node's place in the LRU order: what every use writes. Kept apart from ``Entry`` so
+    /// that applying the reads' buffered uses (``MemoryShard``) does not dirty the cache lines
+    /// that lookups on other CPUs read.
+    @usableFromInline
+    struct Order {
         /// Milliseconds since the Unix epoch of the last read or write (the cache's clock).
         @usableFromInline var accessTime: Int64
         /// Cache-wide order of the last read or write: higher is more recent.
         @usableFromInline var stamp: UInt64
         @usableFromInline var previous: Int32
         @usableFromInline var next: Int32
-        /// The key's hash (for moving its slot when the table grows or a slot is freed).
-        @usableFromInline var hash: UInt64
 
         @inlinable
-        init(key: String, hash: UInt64, value: Value?, cost: Int, accessTime: Int64, stamp: UInt64, previous: Int32, next: Int32) {
-            self.key = key
-            self.hash = hash
-            self.value = value
-            self.cost = cost
+        init(accessTime: Int64, stamp: UInt64, previous: Int32, next: Int32) {
             self.accessTime = accessTime
             self.stamp = stamp
             self.previous = previous
@@ -37,20 +51,24 @@ struct LRUList<Value> {
         }
     }
 
-    @usableFromInline var nodes: ContiguousArray<Node> = []
+    // Read by lookups under any stripe (kept together, ahead of what uses write).
+    @usableFromInline var entries: ContiguousArray<Entry> = []
     /// Open addressing, linear probing: 0 = empty, else fingerprint (hash >> 32) << 32 | node + 1.
     @usableFromInline var slots: [UInt64] = [UInt64](repeating: 0, count: 16)
     @usableFromInline var slotMask = 15
-    @usableFromInline var freeList: [Int32] = []
-    /// Most recently used.
-    @usableFromInline var head: Int32 = -1
     /// Least recently used.
     @usableFromInline var tail: Int32 = -1
+    @usableFromInline var order: ContiguousArray<Order> = []
+    // Written by inserts and removals only (also a gap of at least 64 bytes between the fields
+    // above and `head`, which every applied use writes).
+    @usableFromInline var freeList: [Int32] = []
     @usableFromInline var count = 0
-    /// Uses not yet told to the layer below (only in a cache made with `tracksUses`).
-    @usableFromInline var uses: PendingUses?
     /// Sum of the nodes' costs (each at most ``MemoryCache/maximumCost``, so the sum cannot overflow in practice; wrapping arithmetic keeps it exact whenever the true sum fits).
     @usableFromInline var totalCost = 0
+    /// Uses not yet told to the layer below (only in a cache made with `tracksUses`).
+    @usableFromInline var uses: PendingUses?
+    /// Most recently used.
+    @usableFromInline var head: Int32 = -1
 
     @inlinable init() {}
 
@@ -66,7 +84,7 @@ struct LRUList<Value> {
         while true {
             let s = slots[i]
             if s == 0 { return nil }
-            if s >> 32 == fingerprint && nodes[Int(s & 0xFFFF_FFFF) - 1].key == key { return i }
+            if s >> 32 == fingerprint && entries[Int(s & 0xFFFF_FFFF) - 1].key == key { return i }
             i = (i + 1) & slotMask
         }
     }
@@ -78,14 +96,24 @@ struct LRUList<Value> {
     }
 
     /// The stamp of the least recently used node; `UInt64.max` when empty.
-    @inlinable var oldestStamp: UInt64 { tail >= 0 ? nodes[Int(tail)].stamp : .max }
+    @inlinable var oldestStamp: UInt64 { tail >= 0 ? order[Int(tail)].stamp : .max }
 
     /// Marks node `i` as used now and moves it to the front.
     @inlinable @inline(__always)
     mutating func touch(_ i: Int32, now: Int64, stamp: UInt64) {
-        nodes[Int(i)].accessTime = now
-        nodes[Int(i)].stamp = stamp
+        order[Int(i)].accessTime = now
+        order[Int(i)].stamp = stamp
         moveToFront(i)
+    }
+
+    /// Applies a use buffered by a read (``MemoryShard``): the node moves to the front.
+    @inlinable
+    mutating func apply(_ use: BufferedUse) {
+        let i = Int(use.node)
+        order[i].accessTime = max(order[i].accessTime, use.time)
+        order[i].stamp = max(order[i].stamp, use.stamp)
+        moveToFront(use.node)
+        if use.isRecorded { uses!.record(use.node, at: use.time) }
     }
 
     /// Inserts or replaces `key` at the front. Returns the replaced item's cost and value.
@@ -93,23 +121,26 @@ struct LRUList<Value> {
     @discardableResult
     mutating func set(_ key: String, hash: UInt64, _ value: Value, cost: Int, now: Int64, stamp: UInt64) -> (cost: Int, value: Value?)? {
         if let i = position(of: key, hash: hash) {
-            let old = (cost: nodes[Int(i)].cost, value: nodes[Int(i)].value)
+            let old = (cost: entries[Int(i)].cost, value: entries[Int(i)].value)
             totalCost = totalCost &- old.cost &+ cost
-            nodes[Int(i)].value = value
-            nodes[Int(i)].cost = cost
+            entries[Int(i)].value = value
+            entries[Int(i)].cost = cost
             touch(i, now: now, stamp: stamp)
             return old
         }
-        let node = Node(key: key, hash: hash, value: value, cost: cost, accessTime: now, stamp: stamp, previous: -1, next: head)
+        let entry = Entry(key: key, hash: hash, value: value, cost: cost)
+        let place = Order(accessTime: now, stamp: stamp, previous: -1, next: head)
         let i: Int32
         if let free = freeList.popLast() {
             i = free
-            nodes[Int(i)] = node
+            entries[Int(i)] = entry
+            order[Int(i)] = place
         } else {
-            i = Int32(nodes.count)
-            nodes.append(node)
+            i = Int32(entries.count)
+            entries.append(entry)
+            order.append(place)
         }
-        if head >= 0 { nodes[Int(head)].previous = i }
+        if head >= 0 { order[Int(head)].previous = i }
         head = i
         if tail < 0 { tail = i }
         insertSlot(hash: hash, node: i)
@@ -125,17 +156,17 @@ struct LRUList<Value> {
         guard let slot = slot(of: key, hash: hash) else { return nil }
         let i = Int32(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) - 1
         deleteSlot(slot)
-        let removed = (cost: nodes[Int(i)].cost, value: nodes[Int(i)].value)
+        let removed = (cost: entries[Int(i)].cost, value: entries[Int(i)].value)
         unlink(i)
         return removed
     }
 
     /// Removes the least recently used node.
     @inlinable
-    mutating func removeLeastRecentlyUsed() -> Node? {
+    mutating func removeLeastRecentlyUsed() -> Entry? {
         guard tail >= 0 else { return nil }
         let i = tail
-        var slot = home(nodes[Int(i)].hash)
+        var slot = home(entries[Int(i)].hash)
         while slots[slot] & 0xFFFF_FFFF != UInt64(i + 1) { slot = (slot + 1) & slotMask }
         deleteSlot(slot)
         return unlink(i)
@@ -158,7 +189,7 @@ struct LRUList<Value> {
         var i = (hole + 1) & slotMask
         slots[hole] = 0
         while slots[i] != 0 {
-            let home = home(nodes[Int(slots[i] & 0xFFFF_FFFF) - 1].hash)
+            let home = home(entries[Int(slots[i] & 0xFFFF_FFFF) - 1].hash)
             // Move slot i into the hole unless its home lies in (hole, i].
             if (i &- home) & slotMask >= (i &- hole) & slotMask {
                 slots[hole] = slots[i]
@@ -175,7 +206,7 @@ struct LRUList<Value> {
         slots = [UInt64](repeating: 0, count: old.count * 2)
         slotMask = slots.count - 1
         for s in old where s != 0 {
-            var i = home(nodes[Int(s & 0xFFFF_FFFF) - 1].hash)
+            var i = home(entries[Int(s & 0xFFFF_FFFF) - 1].hash)
             while slots[i] != 0 { i = (i + 1) & slotMask }
             slots[i] = s
         }
@@ -192,13 +223,14 @@ struct LRUList<Value> {
 
     @inlinable
     @discardableResult
-    mutating func unlink(_ i: Int32) -> Node {
-        let n = nodes[Int(i)]
+    mutating func unlink(_ i: Int32) -> Entry {
+        let n = entries[Int(i)]
+        let place = order[Int(i)]
         if uses != nil { uses!.nodeRemoved(i, key: n.key) }
-        if n.previous >= 0 { nodes[Int(n.previous)].next = n.next } else { head = n.next }
-        if n.next >= 0 { nodes[Int(n.next)].previous = n.previous } else { tail = n.previous }
-        nodes[Int(i)].value = nil
-        nodes[Int(i)].key = ""
+        if place.previous >= 0 { order[Int(place.previous)].next = place.next } else { head = place.next }
+        if place.next >= 0 { order[Int(place.next)].previous = place.previous } else { tail = place.previous }
+        entries[Int(i)].value = nil
+        entries[Int(i)].key = ""
         freeList.append(i)
         count -= 1
         totalCost &-= n.cost
@@ -208,12 +240,12 @@ struct LRUList<Value> {
     @inlinable @inline(__always)
     mutating func moveToFront(_ i: Int32) {
         guard head != i else { return }
-        let previous = nodes[Int(i)].previous, next = nodes[Int(i)].next
-        if previous >= 0 { nodes[Int(previous)].next = next }
-        if next >= 0 { nodes[Int(next)].previous = previous } else { tail = previous }
-        nodes[Int(i)].previous = -1
-        nodes[Int(i)].next = head
-        nodes[Int(head)].previous = i
+        let previous = order[Int(i)].previous, next = order[Int(i)].next
+        if previous >= 0 { order[Int(previous)].next = next }
+        if next >= 0 { order[Int(next)].previous = previous } else { tail = previous }
+        order[Int(i)].previous = -1
+        order[Int(i)].next = head
+        order[Int(head)].previous = i
         head = i
     }
 }

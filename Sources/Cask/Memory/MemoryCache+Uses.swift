@@ -12,8 +12,8 @@ extension MemoryCache {
         for shard in shards {
             shard.withLock { list in
                 guard list.uses != nil else { return }
-                let nodes = list.nodes
-                list.uses!.take(into: &out) { nodes[Int($0)].key }
+                let entries = list.entries
+                list.uses!.take(into: &out) { entries[Int($0)].key }
             }
         }
         return out

@@ -13,14 +13,20 @@ import Synchronization
 /// **Limits are exact and global**, whatever the number of shards: after a `setValue` returns
 /// (and no other call is in flight), the cache holds at most `countLimit` items whose costs add
 /// up to at most `costLimit`. When a limit is exceeded, the least recently used item of the
-/// whole cache goes first: every read and write takes a number from one cache-wide counter, and
-/// eviction takes the item with the lowest number (calls that overlap in time from different
-/// threads are ordered by when they took their number). An item whose own cost is above
-/// `costLimit` is refused (see ``setValue(_:forKey:cost:)``).
+/// whole cache goes first: every read and write stamps its item with a reading of the
+/// processor's constant-rate counter (`rdtsc` on x86), and eviction takes the item with the
+/// lowest stamp (calls that overlap in time from different threads are ordered by when they read
+/// the counter; on the rare machine whose kernel does not keep the CPUs' counters synchronized,
+/// to within their skew). An item whose own cost is above `costLimit` is refused (see
+/// ``setValue(_:forKey:cost:)``).
 ///
 /// Every operation is O(1) (trims are O(items removed) plus O(shards) per item). Thread-safe and
 /// `Sendable`: keys are spread over `shards` independently locked LRU lists, so threads working
-/// on different keys rarely wait for each other; the counts and costs are shared atomics.
+/// on different keys rarely wait for each other; the counts and costs are shared atomics. Each
+/// shard has a lock per CPU: a read takes only its CPU's and notes its use there, so reads on
+/// different CPUs (of the same keys too) write no shared memory; a write takes all of them and
+/// first applies the noted uses, in stamp order, so the order a write or an eviction sees is
+/// exact.
 public final class MemoryCache<Value: Sendable>: Sendable {
     /// Limits of a ``MemoryCache``. Nil means no limit; `Int.max` works as "no limit" too, and
     /// negative numbers count as 0.
@@ -65,8 +71,6 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @usableFromInline let itemCount = Atomic<Int>(0)
     /// Sum of the held items' costs, over all shards.
     @usableFromInline let costSum = Atomic<Int>(0)
-    /// The cache-wide use counter (see ``LRUList``).
-    @usableFromInline let useCounter = Atomic<UInt64>(0)
     /// Set after a hit is recorded for ``takeUses()``, cleared when they are taken.
     @usableFromInline let usesPending = Atomic<Bool>(false)
     private let ticker: BackgroundThread?
@@ -127,8 +131,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         shardReferences[Int(truncatingIfNeeded: hash) & shardMask]._withUnsafeGuaranteedRef(body)
     }
 
+    /// The stamp of a use starting now: cache-wide order without a shared counter (see
+    /// `cask_use_stamp`).
     @inlinable @inline(__always)
-    func nextUse() -> UInt64 { useCounter.wrappingAdd(1, ordering: .relaxed).newValue }
+    func nextUse() -> UInt64 { cask_use_stamp() }
 
     @inlinable @inline(__always)
     func isAgedOut(accessTime: Int64, now: Int64) -> Bool {
@@ -149,16 +155,31 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// (`tracksUses`).
     @inlinable @inline(__always)
     func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
-        typealias R = Reader.Result
-        let use = nextUse()
         let h = hash(key)
+        switch withShard(h, { $0.read(key, hash: h, now: now, ageMilliseconds: ageMilliseconds, reading: reader) }) {
+        case .absent:
+            return nil
+        case .found(let result, let isRecorded):
+            if isRecorded { noteRecordedUse() }
+            return result
+        case .needsWriteLock:
+            return lockedValue(forKey: key, hash: h, now: now, use: nextUse(), reading: reader)
+        }
+    }
+
+    /// ``value(forKey:now:reading:)`` under the shard's write lock: for the shard's least
+    /// recently used item, an item that looks past the age limit, and a full read buffer.
+    @inlinable
+    func lockedValue<Reader: MemoryRead>(forKey key: String, hash h: UInt64, now: Int64, use: UInt64,
+                                         reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
+        typealias R = Reader.Result
         // The item removed for its age, if any (its value and cost, not its node: an optional
         // node costs an outlined, witness-driven destroy on every lookup).
         var expiredValue: Value?
         var expiredCost = 0
         let found: (result: R, recorded: Bool)? = withShard(h) { shard in shard.withLock { list in
             guard let i = list.position(of: key, hash: h) else { return nil }
-            let previousUse = list.nodes[Int(i)].accessTime
+            let previousUse = list.order[Int(i)].accessTime
             if isAgedOut(accessTime: previousUse, now: now) {
                 (expiredCost, expiredValue) = list.remove(key, hash: h) ?? (0, nil)
                 shard.publishOldest(list)
@@ -167,7 +188,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             let wasOldest = list.tail == i
             list.touch(i, now: now, stamp: use)
             if wasOldest { shard.publishOldest(list) }
-            guard let value = list.nodes[Int(i)].value else { return nil }
+            guard let value = list.entries[Int(i)].value else { return nil }
             let (result, recordUse) = reader.read(value, previousUse: previousUse)
             guard recordUse && list.uses != nil else { return (result, false) }
             list.uses!.record(i, at: now)
@@ -178,8 +199,14 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             onEviction?(key, expiredValue, .age)
         }
         guard let found else { return nil }
-        if found.recorded && !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
+        if found.recorded { noteRecordedUse() }
         return found.result
+    }
+
+    /// Flags that ``takeUses()`` has something (a relaxed load, and a store only when unset).
+    @inlinable @inline(__always)
+    func noteRecordedUse() {
+        if !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
     }
 
     /// Stores `value` as the most recently used item, then removes the least recently used
@@ -256,10 +283,12 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func contains(_ key: String) -> Bool {
         let now = clock.now
         let h = hash(key)
-        return withShard(h) { shard in shard.withLock { list in
-            guard let i = list.position(of: key, hash: h) else { return false }
-            return !isAgedOut(accessTime: list.nodes[Int(i)].accessTime, now: now)
-        } }
+        return withShard(h) { shard in
+            shard.contains(key, hash: h, now: now, ageMilliseconds: ageMilliseconds) ?? shard.withLock { list in
+                guard let i = list.position(of: key, hash: h) else { return false }
+                return !isAgedOut(accessTime: list.order[Int(i)].accessTime, now: now)
+            }
+        }
     }
 
     /// Removes every item (no eviction events).
@@ -302,7 +331,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         for shard in shards {
             shard.withLock { list in
                 // Within a shard the list is in order of use, so the aged items are at its end.
-                while list.tail >= 0 && list.nodes[Int(list.tail)].accessTime < cutoff, let n = list.removeLeastRecentlyUsed() {
+                while list.tail >= 0 && list.order[Int(list.tail)].accessTime < cutoff, let n = list.removeLeastRecentlyUsed() {
                     evicted.append((n.key, n.value!, .age))
                     removedCost &+= n.cost
                 }
@@ -328,8 +357,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     // MARK: Internals
 
     /// Removes and returns every node.
-    private func removeEverything() -> [LRUList<Value>.Node] {
-        var removed: [LRUList<Value>.Node] = []
+    private func removeEverything() -> [LRUList<Value>.Entry] {
+        var removed: [LRUList<Value>.Entry] = []
         var removedCost = 0
         for shard in shards {
             shard.withLock { list in
@@ -360,7 +389,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Removes the least recently used item of the whole cache: the shard whose oldest item has
     /// the lowest use number gives it up. Nil when the cache is empty.
-    private func evictLeastRecentlyUsed() -> LRUList<Value>.Node? {
+    private func evictLeastRecentlyUsed() -> LRUList<Value>.Entry? {
         var attempts = 0
         while true {
             var best = -1
@@ -372,7 +401,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             guard best >= 0 else { return nil }
             attempts += 1
             let shard = shards[best]
-            let victim = shard.withLock { list -> LRUList<Value>.Node? in
+            let victim = shard.withLock { list -> LRUList<Value>.Entry? in
                 // Another thread changed this shard since the scan: look again (a few times).
                 guard list.oldestStamp == bestUse || (attempts > 3 && list.count > 0) else { return nil }
                 let n = list.removeLeastRecentlyUsed()

@@ -1,0 +1,179 @@
+import CCaskSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A read of a memory-cache item not yet applied to its shard's LRU order: the node, the
+/// cache-wide stamp and time (ms) of the use, and whether the use is recorded for
+/// ``MemoryCache/takeUses()``.
+@usableFromInline
+struct BufferedUse {
+    @usableFromInline var node: Int32
+    @usableFromInline var isRecorded: Bool
+    @usableFromInline var stamp: UInt64
+    @usableFromInline var time: Int64
+
+    @inlinable init(node: Int32, isRecorded: Bool, stamp: UInt64, time: Int64) {
+        self.node = node
+        self.isRecorded = isRecorded
+        self.stamp = stamp
+        self.time = time
+    }
+}
+
+/// The locks of one memory-cache shard: one per CPU (a power of two of them, at most 16), each
+/// on cache lines of its own with a buffer of the reads made under it.
+///
+/// A read takes only its CPU's stripe, so reads on different CPUs write no shared cache line:
+/// the list is only read, and the use goes into the stripe's buffer. A write takes every stripe
+/// (in order), so it excludes every read, and first applies the buffered uses
+/// (``MemoryShard/withLock(_:)``). Owns the raw memory of the locks and buffers.
+/// Each stripe is one block: its mutex and count on the first cache line, its buffer after.
+@usableFromInline
+struct ReadStripes: ~Copyable {
+    /// Uses a stripe buffers before the next read must take the write lock to apply them.
+    @usableFromInline static let capacity = 64
+    @usableFromInline static let countOffset = 48
+    @usableFromInline static let bufferOffset = 64
+    /// Bytes from one stripe to the next (a whole number of cache lines).
+    @usableFromInline static let stride = (bufferOffset + capacity * MemoryLayout<BufferedUse>.stride + 63) & ~63
+
+    @usableFromInline let count: Int
+    @usableFromInline let mask: Int
+    @usableFromInline let base: UnsafeMutableRawPointer
+
+    /// Stripes for the machine's CPUs (rounded up to a power of two, 1 ... 16).
+    @usableFromInline init() {
+        let cpus = max(1, min(16, sysconf(Int32(_SC_NPROCESSORS_CONF))))
+        var n = 1
+        while n < cpus { n *= 2 }
+        count = n
+        mask = n - 1
+        base = .allocate(byteCount: n * Self.stride, alignment: 64)
+        for s in 0..<n {
+            let mutex = (base + s * Self.stride).bindMemory(to: pthread_mutex_t.self, capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            let rc = Self.initializeSpinning(mutex)
+            precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
+            (base + s * Self.stride + Self.countOffset).storeBytes(of: 0, as: Int.self)
+            (base + s * Self.stride + Self.bufferOffset).bindMemory(to: BufferedUse.self, capacity: Self.capacity)
+        }
+    }
+
+    /// Initializes `mutex` as one that spins a little before it sleeps (glibc's adaptive
+    /// mutex): a read waits only while a write applies the buffered uses, about a microsecond,
+    /// far less than a futex sleep and wake-up.
+    private static func initializeSpinning(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) -> Int32 {
+        #if canImport(Glibc)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        defer { pthread_mutexattr_destroy(&attributes) }
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        return pthread_mutex_init(mutex, &attributes)
+        #else
+        return pthread_mutex_init(mutex, nil)
+        #endif
+    }
+
+    deinit {
+        for s in 0..<count { pthread_mutex_destroy(mutex(s)) }
+        base.deallocate()
+    }
+
+    @inlinable @inline(__always)
+    func mutex(_ s: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
+        (base + s * Self.stride).assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    /// Uses buffered in stripe `s`.
+    @inlinable @inline(__always)
+    func used(_ s: Int) -> Int { (base + s * Self.stride + Self.countOffset).load(as: Int.self) }
+
+    @inlinable @inline(__always)
+    func setUsed(_ n: Int, _ s: Int) { (base + s * Self.stride + Self.countOffset).storeBytes(of: n, as: Int.self) }
+
+    @inlinable @inline(__always)
+    func buffer(_ s: Int) -> UnsafeMutablePointer<BufferedUse> {
+        (base + s * Self.stride + Self.bufferOffset).assumingMemoryBound(to: BufferedUse.self)
+    }
+
+    // MARK: Reads
+
+    /// Locks the calling CPU's stripe and returns it (for ``unlockRead(_:)``).
+    @inlinable @inline(__always)
+    func lockRead() -> Int {
+        let s = count == 1 ? 0 : Int(cask_current_cpu()) & mask
+        pthread_mutex_lock(mutex(s))
+        return s
+    }
+
+    @inlinable @inline(__always)
+    func unlockRead(_ s: Int) { pthread_mutex_unlock(mutex(s)) }
+
+    /// Whether stripe `s` (locked by the caller) can buffer one more use.
+    @inlinable @inline(__always)
+    func hasRoom(_ s: Int) -> Bool { used(s) < Self.capacity }
+
+    /// Buffers `use` in stripe `s` (locked by the caller, with room).
+    @inlinable @inline(__always)
+    func append(_ use: BufferedUse, to s: Int) {
+        let n = used(s)
+        (buffer(s) + n).initialize(to: use)
+        setUsed(n + 1, s)
+    }
+
+    // MARK: Writes
+
+    /// Locks every stripe, in order.
+    @inlinable @inline(__always)
+    func lockAll() {
+        for s in 0..<count { pthread_mutex_lock(mutex(s)) }
+    }
+
+    @inlinable @inline(__always)
+    func unlockAll() {
+        for s in 0..<count { pthread_mutex_unlock(mutex(s)) }
+    }
+
+    /// Whether any stripe holds a use (every stripe locked by the caller).
+    @inlinable @inline(__always)
+    var isEmpty: Bool {
+        for s in 0..<count where used(s) != 0 { return false }
+        return true
+    }
+
+    /// Calls `body` with every buffered use, oldest stamp first, then empties the buffers
+    /// (every stripe locked by the caller). Each stripe's uses are already in stamp order
+    /// (stamped under its lock), so this merges them: O(uses × stripes), no sort.
+    @inlinable
+    func drain(_ body: (BufferedUse) -> Void) {
+        var only = -1
+        for s in 0..<count where used(s) != 0 {
+            if only >= 0 { only = -2; break }
+            only = s
+        }
+        if only >= 0 {
+            for use in UnsafeBufferPointer(start: buffer(only), count: used(only)) { body(use) }
+        } else if only == -2 {
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { next in
+                next.initialize(repeating: 0)
+                while true {
+                    var best = -1
+                    var bestStamp = UInt64.max
+                    for s in 0..<count where next[s] < used(s) {
+                        let stamp = buffer(s)[next[s]].stamp
+                        if best < 0 || stamp < bestStamp { best = s; bestStamp = stamp }
+                    }
+                    guard best >= 0 else { break }
+                    body(buffer(best)[next[best]])
+                    next[best] += 1
+                }
+            }
+        }
+        for s in 0..<count { setUsed(0, s) }
+    }
+}
