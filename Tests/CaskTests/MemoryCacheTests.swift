@@ -333,4 +333,39 @@ extension MemoryCacheContractTests {
         let survivors = (0..<600).filter { cache.contains("k\($0)") }
         #expect(survivors == Array(0..<200) + Array(400..<600))
     }
+
+    /// A read keeps its time as an offset from its stripe's first buffered use; a clock that
+    /// goes back (or jumps over 2^32 ms) sends the read through the write lock instead, and the
+    /// LRU order stays the order of the reads.
+    @Test func readsAcrossAClockThatGoesBackKeepTheirOrder() {
+        let clock = ManualClock()
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 4), shards: 1, clock: clock.wallClock)
+        for (n, key) in ["a", "b", "c", "d"].enumerated() { cache.setValue(n, forKey: key) }
+        #expect(cache.value(forKey: "b") == 1)      // buffered
+        clock.advance(.seconds(-500))
+        #expect(cache.value(forKey: "c") == 2)      // before the stripe's base time: the write lock
+        #expect(cache.value(forKey: "b") == 1)      // buffered, a new base time
+        clock.advance(.milliseconds(Int64(UInt32.max) + 1_000))
+        #expect(cache.value(forKey: "d") == 3)      // over 2^32 ms after it: the write lock
+        // Oldest first: a (never read), c, b, d.
+        cache.setValue(4, forKey: "e")
+        #expect(!cache.contains("a"))
+        cache.setValue(5, forKey: "f")
+        #expect(!cache.contains("c") && cache.contains("b"))
+        cache.setValue(6, forKey: "g")
+        #expect(["a", "b", "c", "d", "e", "f", "g"].filter { cache.contains($0) } == ["d", "e", "f", "g"])
+    }
+
+    /// The time a read keeps is its own, even 2^32 ms after its stripe's first buffered use (a
+    /// wrapped offset would make it look 2^32 ms older to `trim(toAge:)`).
+    @Test func aReadLongAfterItsStripesFirstKeepsItsOwnTime() {
+        let clock = ManualClock()
+        let cache = MemoryCache<Int>(shards: 1, clock: clock.wallClock)
+        for (n, key) in ["a", "b", "c", "d"].enumerated() { cache.setValue(n, forKey: key) }
+        #expect(cache.value(forKey: "b") == 1)      // buffered: the stripe's base time
+        clock.advance(.milliseconds(Int64(UInt32.max) + 5_000))
+        #expect(cache.value(forKey: "c") == 2)
+        cache.trim(toAge: .seconds(1))
+        #expect(["a", "b", "c", "d"].filter { cache.contains($0) } == ["c"])
+    }
 }

@@ -106,13 +106,11 @@ struct LRUList<Value> {
         moveToFront(i)
     }
 
-    /// Applies a use buffered by a read (``MemoryShard``): the node moves to the front.
+    /// Applies a use buffered by a read (``MemoryShard``), as the read would have touched the
+    /// node itself: uses are applied in stamp order, so the last one applied is the latest.
     @inlinable
     mutating func apply(_ use: BufferedUse) {
-        let i = Int(use.node)
-        order[i].accessTime = max(order[i].accessTime, use.time)
-        order[i].stamp = max(order[i].stamp, use.stamp)
-        moveToFront(use.node)
+        touch(use.node, now: use.time, stamp: use.stamp)
         if use.isRecorded { uses!.record(use.node, at: use.time) }
     }
 

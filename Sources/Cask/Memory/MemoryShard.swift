@@ -49,7 +49,7 @@ final class MemoryShard<Value>: @unchecked Sendable {
         let stamp = cask_use_stamp()
         guard let i = list.position(of: key, hash: hash) else { return .absent }
         let previousUse = list.order[Int(i)].accessTime
-        guard i != list.tail, ageMilliseconds < 0 || now - previousUse <= ageMilliseconds, stripes.hasRoom(s),
+        guard i != list.tail, ageMilliseconds < 0 || now - previousUse <= ageMilliseconds, stripes.hasRoom(s, at: now),
               let value = list.entries[Int(i)].value else { return .needsWriteLock }
         let (result, recordUse) = reader.read(value, previousUse: previousUse)
         let isRecorded = recordUse && tracksUses

@@ -25,6 +25,21 @@ struct BufferedUse {
     }
 }
 
+/// A ``BufferedUse`` as a stripe keeps it, in 16 bytes (a quarter of a cache line): the time as
+/// milliseconds after the stripe's base time, a recorded use as the node's complement.
+@usableFromInline
+struct PackedUse {
+    @usableFromInline var stamp: UInt64
+    @usableFromInline var node: Int32
+    @usableFromInline var timeOffset: UInt32
+
+    @inlinable init(stamp: UInt64, node: Int32, timeOffset: UInt32) {
+        self.stamp = stamp
+        self.node = node
+        self.timeOffset = timeOffset
+    }
+}
+
 /// The locks of one memory-cache shard: one per CPU (a power of two of them, at most 16), each
 /// on cache lines of its own with a buffer of the reads made under it.
 ///
@@ -32,15 +47,17 @@ struct BufferedUse {
 /// the list is only read, and the use goes into the stripe's buffer. A write takes every stripe
 /// (in order), so it excludes every read, and first applies the buffered uses
 /// (``MemoryShard/withLock(_:)``). Owns the raw memory of the locks and buffers.
-/// Each stripe is one block: its mutex and count on the first cache line, its buffer after.
+/// Each stripe is one block: its mutex, count and base time on the first cache line, its
+/// buffer after.
 @usableFromInline
 struct ReadStripes: ~Copyable {
     /// Uses a stripe buffers before the next read must take the write lock to apply them.
-    @usableFromInline static let capacity = 64
+    @usableFromInline static let capacity = 32
     @usableFromInline static let countOffset = 48
+    @usableFromInline static let baseTimeOffset = 56
     @usableFromInline static let bufferOffset = 64
     /// Bytes from one stripe to the next (a whole number of cache lines).
-    @usableFromInline static let stride = (bufferOffset + capacity * MemoryLayout<BufferedUse>.stride + 63) & ~63
+    @usableFromInline static let stride = (bufferOffset + capacity * MemoryLayout<PackedUse>.stride + 63) & ~63
 
     @usableFromInline let count: Int
     @usableFromInline let mask: Int
@@ -60,7 +77,7 @@ struct ReadStripes: ~Copyable {
             let rc = Self.initializeSpinning(mutex)
             precondition(rc == 0, "pthread_mutex_init failed: \(rc)")
             (base + s * Self.stride + Self.countOffset).storeBytes(of: 0, as: Int.self)
-            (base + s * Self.stride + Self.bufferOffset).bindMemory(to: BufferedUse.self, capacity: Self.capacity)
+            (base + s * Self.stride + Self.bufferOffset).bindMemory(to: PackedUse.self, capacity: Self.capacity)
         }
     }
 
@@ -96,9 +113,13 @@ struct ReadStripes: ~Copyable {
     @inlinable @inline(__always)
     func setUsed(_ n: Int, _ s: Int) { (base + s * Self.stride + Self.countOffset).storeBytes(of: n, as: Int.self) }
 
+    /// The time (ms) the offsets of stripe `s`'s uses count from: its first buffered use's.
     @inlinable @inline(__always)
-    func buffer(_ s: Int) -> UnsafeMutablePointer<BufferedUse> {
-        (base + s * Self.stride + Self.bufferOffset).assumingMemoryBound(to: BufferedUse.self)
+    func baseTime(_ s: Int) -> Int64 { (base + s * Self.stride + Self.baseTimeOffset).load(as: Int64.self) }
+
+    @inlinable @inline(__always)
+    func buffer(_ s: Int) -> UnsafeMutablePointer<PackedUse> {
+        (base + s * Self.stride + Self.bufferOffset).assumingMemoryBound(to: PackedUse.self)
     }
 
     // MARK: Reads
@@ -114,16 +135,30 @@ struct ReadStripes: ~Copyable {
     @inlinable @inline(__always)
     func unlockRead(_ s: Int) { pthread_mutex_unlock(mutex(s)) }
 
-    /// Whether stripe `s` (locked by the caller) can buffer one more use.
+    /// Whether stripe `s` (locked by the caller) can buffer one more use, at `time` (no
+    /// further than 2^32 ms from the base time, and not before it: a clock may go back).
     @inlinable @inline(__always)
-    func hasRoom(_ s: Int) -> Bool { used(s) < Self.capacity }
+    func hasRoom(_ s: Int, at time: Int64) -> Bool {
+        let n = used(s)
+        return n == 0 || (n < Self.capacity && UInt64(bitPattern: time &- baseTime(s)) <= UInt64(UInt32.max))
+    }
 
-    /// Buffers `use` in stripe `s` (locked by the caller, with room).
+    /// Buffers `use` in stripe `s` (locked by the caller, with room at `use.time`).
     @inlinable @inline(__always)
     func append(_ use: BufferedUse, to s: Int) {
         let n = used(s)
-        (buffer(s) + n).initialize(to: use)
+        if n == 0 { (base + s * Self.stride + Self.baseTimeOffset).storeBytes(of: use.time, as: Int64.self) }
+        let offset = UInt32(truncatingIfNeeded: use.time &- baseTime(s))
+        (buffer(s) + n).initialize(to: PackedUse(stamp: use.stamp, node: use.isRecorded ? ~use.node : use.node, timeOffset: offset))
         setUsed(n + 1, s)
+    }
+
+    /// Use `n` of stripe `s`, unpacked.
+    @inlinable @inline(__always)
+    func use(_ n: Int, of s: Int) -> BufferedUse {
+        let packed = buffer(s)[n]
+        return BufferedUse(node: packed.node < 0 ? ~packed.node : packed.node, isRecorded: packed.node < 0,
+                           stamp: packed.stamp, time: baseTime(s) &+ Int64(packed.timeOffset))
     }
 
     // MARK: Writes
@@ -157,7 +192,7 @@ struct ReadStripes: ~Copyable {
             only = s
         }
         if only >= 0 {
-            for use in UnsafeBufferPointer(start: buffer(only), count: used(only)) { body(use) }
+            for n in 0..<used(only) { body(use(n, of: only)) }
         } else if only == -2 {
             withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { next in
                 next.initialize(repeating: 0)
@@ -169,7 +204,7 @@ struct ReadStripes: ~Copyable {
                         if best < 0 || stamp < bestStamp { best = s; bestStamp = stamp }
                     }
                     guard best >= 0 else { break }
-                    body(buffer(best)[next[best]])
+                    body(use(next[best], of: best))
                     next[best] += 1
                 }
             }
