@@ -139,3 +139,28 @@ uint32_t cask_crc32c_extend(uint32_t crc, const void *data, size_t length) {
     const uint8_t *p = (const uint8_t *)data;
     return has_hardware() ? crc_hardware(crc, p, length) : crc_software(crc, p, length);
 }
+
+// Combining: the CRC register of A followed by B is the register of A advanced over len(B)
+// zero bytes, xored with the CRC of B alone (the pre- and post-inversions cancel out). Advancing
+// over n zero bytes multiplies by x^(8n) modulo the polynomial; x^(2^k) is found by squaring.
+// Polynomials are bit-reflected: bit 31 is x^0.
+static uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
+    uint32_t product = 0;
+    for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
+        if (a & m) product ^= b;
+        b = (b & 1) ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+    }
+    return product;
+}
+
+uint32_t cask_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t length2) {
+    uint32_t power = 1u << 30;        // x^1
+    uint32_t shift = 1u << 31;        // x^0
+    uint64_t bits = length2 * 8;      // advance by x^bits
+    while (bits != 0) {
+        if (bits & 1) shift = multiply_mod_p(power, shift);
+        power = multiply_mod_p(power, power);
+        bits >>= 1;
+    }
+    return multiply_mod_p(shift, crc1) ^ crc2;
+}

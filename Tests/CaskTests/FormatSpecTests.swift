@@ -97,6 +97,22 @@ import CaskFormat
         #expect(decoded.sequence == 7 && decoded.keyLength == 8 && decoded.storedLength == 5)
     }
 
+    /// Combining the CRC32Cs of two parts gives the CRC32C of the whole, at every split of
+    /// lengths around the byte, word and block sizes and of a few MiB (the snapshot's sections).
+    @Test func crc32cOfPartsCombinesIntoTheWhole() {
+        var rng = SeededBytes(seed: 8)
+        let data = [UInt8](rng.random(3 << 20))
+        data.withUnsafeBytes { raw in
+            for (n, split) in [(0, 0), (1, 0), (1, 1), (9, 4), (800, 1), (800, 799), (4099, 2048), (raw.count, 1 << 20), (raw.count, raw.count - 3)] {
+                let whole = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<n]))
+                let first = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<split]))
+                let second = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[split..<n]))
+                #expect(CRC32C.combine(first, second, secondLength: n - split) == whole, "\(n) bytes split at \(split)")
+            }
+        }
+        #expect(CRC32C.combine(0xE306_9283, 0, secondLength: 0) == 0xE306_9283)
+    }
+
     @Test func crc32cKnownAnswerAndMask() {
         let bytes = Array("123456789".utf8)
         #expect(bytes.withUnsafeBytes { CRC32C.checksum($0) } == 0xE306_9283)

@@ -7,6 +7,11 @@
 /// Start with crc = 0. Uses the SSE4.2 / ARMv8 CRC instructions when the CPU has them.
 uint32_t cask_crc32c_extend(uint32_t crc, const void *data, size_t length);
 
+/// The CRC32C of A followed by B, from the CRC32C of A (`crc1`), that of B alone (`crc2`) and
+/// B's length in bytes: O(log length2), so that sections read in parallel can be checked
+/// against one checksum of the whole.
+uint32_t cask_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t length2);
+
 #endif
 
 #ifndef CASK_SUPPORT_HASH_H
@@ -37,6 +42,13 @@ int cask_start_writeback(int fd, int64_t offset, int64_t count);
 /// sized arrays for every hinted record and then trimmed them, so that the freed memory stops
 /// counting. Elsewhere does nothing.
 void cask_release_free_heap(void);
+
+/// Asks the kernel to back the whole 2 MiB pages inside `length` bytes at `start` with huge
+/// pages when they are first touched (Linux `madvise(MADV_HUGEPAGE)`; a hint, ignored where
+/// transparent huge pages are off or absent): for the index's large arrays, filled right after
+/// they are allocated, so that a million-key open takes a few dozen page faults instead of
+/// thousands. Elsewhere does nothing.
+void cask_advise_huge_pages(void *start, size_t length);
 #endif
 
 #ifndef CASK_SUPPORT_ORDER_H

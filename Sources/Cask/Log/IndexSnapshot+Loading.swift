@@ -1,4 +1,5 @@
 import CaskFormat
+import Dispatch
 
 extension IndexSnapshot {
     /// The index saved in `directory`'s snapshot, when the snapshot is complete (its checksum
@@ -14,16 +15,46 @@ extension IndexSnapshot {
         guard let header = input.header(), header.segments == segments.count,
               (try? fs.size(handle)) == Int64(header.fileSize),
               let marks = input.marks(count: header.segments), let changed = changedTails(marks, segments, fs: fs),
-              let slots = input.slots(count: header.slots),
-              let (entries, expiries) = input.entries(count: header.entries, in: marks),
-              let keys = input.bytes(count: header.keyBytes),
-              let pinBytes = input.bytes(count: header.pins * pinSize + header.pinKeyBytes),
-              input.trailerHolds(),
-              let index = KeyIndex(restoring: entries, expiries: expiries, keys: keys, slots: slots, seed: header.seed),
-              let pins = decodePins(pinBytes, count: header.pins, in: marks) else { return nil }
+              let s = readSections(header, marks: marks, after: input),
+              let index = KeyIndex(restoring: s.entries, expiries: s.expiries, keys: s.keys, slots: s.slots, seed: header.seed),
+              let pins = decodePins(s.pinBytes, count: header.pins, in: marks) else { return nil }
         var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
         guard changed.isEmpty || checkChangedTails(&restored, changed: changed, segments: segments) else { return nil }
         return restored
+    }
+
+    /// The sections after the segment marks, read on two threads at once (the entries, decoded
+    /// and checked, on this one; the slots, keys and pin records beside it), so that reading
+    /// the file overlaps decoding it; nil unless every read completes and the trailer holds the
+    /// checksum of the whole file (the parts' checksums combined, in file order).
+    private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput) -> SectionReads? {
+        let slotsLength = header.slots * slotSize, entriesLength = header.entries * entrySize
+        let restLength = header.keyBytes + header.pins * pinSize + header.pinKeyBytes
+        let slotsAt = prefix.position, entriesAt = slotsAt + Int64(slotsLength)
+        let restAt = entriesAt + Int64(entriesLength), trailerAt = restAt + Int64(restLength)
+        let reads = SectionReads()
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: entriesAt)
+                reads.entryResult = input.entries(count: header.entries, in: marks)
+                reads.entryChecksum = input.checksum
+            } else {
+                var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: slotsAt)
+                reads.slotResult = input.slots(count: header.slots)
+                reads.slotChecksum = input.checksum
+                var rest = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: restAt)
+                reads.keyResult = rest.bytes(count: header.keyBytes)
+                reads.pinResult = rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
+                reads.restChecksum = rest.checksum
+            }
+        }
+        var whole = prefix.checksum
+        for (sum, length) in [(reads.slotChecksum, slotsLength), (reads.entryChecksum, entriesLength), (reads.restChecksum, restLength)] {
+            whole = CRC32C.combine(whole, sum, secondLength: length)
+        }
+        var trailer = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: trailerAt)
+        guard reads.isComplete, trailer.trailerHolds(checksum: whole) else { return nil }
+        return reads
     }
 
     /// Nil unless the segments are the ones the snapshot describes (same ids and sizes, in
@@ -98,6 +129,28 @@ extension IndexSnapshot {
             return at == raw.count ? pins : nil
         }
     }
+}
+
+/// What ``IndexSnapshot/readSections(_:marks:after:)`` read: each part written by one of its
+/// two threads, read by the caller after both have ended.
+// @unchecked: each property is written by one thread, and read only after concurrentPerform
+// returns (which orders the writes before the reads).
+private final class SectionReads: @unchecked Sendable {
+    var slotResult: [UInt64]?
+    var entryResult: (ContiguousArray<StoredIndexEntry>, [Int64])?
+    var keyResult: [UInt8]?
+    var pinResult: [UInt8]?
+    var slotChecksum: UInt32 = 0
+    var entryChecksum: UInt32 = 0
+    /// Of the keys and the pin records (one run of the file).
+    var restChecksum: UInt32 = 0
+
+    var isComplete: Bool { slotResult != nil && entryResult != nil && keyResult != nil && pinResult != nil }
+    var slots: [UInt64] { slotResult ?? [] }
+    var entries: ContiguousArray<StoredIndexEntry> { entryResult?.0 ?? [] }
+    var expiries: [Int64] { entryResult?.1 ?? [] }
+    var keys: [UInt8] { keyResult ?? [] }
+    var pinBytes: [UInt8] { pinResult ?? [] }
 }
 
 /// Segment sizes by id for checking entries, which come in runs of one segment: the last

@@ -1,17 +1,24 @@
 import CaskFormat
+import CCaskSupport
 
-/// Reads an ``IndexSnapshot`` front to back, section by section, keeping the checksum of every
-/// byte read; each read returns nil when the file ends early or the I/O fails.
+/// Reads an ``IndexSnapshot`` front to back from `position`, section by section, keeping the
+/// checksum of every byte it read; each read returns nil when the file ends early or the I/O
+/// fails. Several inputs may read one handle at once (each from its own position).
 struct SnapshotInput {
     let handle: CaskFileHandle
     let fs: any CaskFileSystem
-    private var position: Int64 = 0
+    /// The offset of the next byte to read.
+    private(set) var position: Int64
     private var crc: UInt32 = 0
 
-    init(handle: CaskFileHandle, fs: any CaskFileSystem) {
+    init(handle: CaskFileHandle, fs: any CaskFileSystem, at position: Int64 = 0) {
         self.handle = handle
         self.fs = fs
+        self.position = position
     }
+
+    /// The CRC32C of the bytes this input read.
+    var checksum: UInt32 { crc }
 
     /// Fills `buffer` with the next bytes.
     private mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Bool {
@@ -26,6 +33,7 @@ struct SnapshotInput {
     mutating func bytes(count: Int) -> [UInt8]? {
         var complete = false
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            cask_advise_huge_pages(buffer.baseAddress, count)
             complete = read(into: UnsafeMutableRawBufferPointer(buffer))
             initialized = count   // bytes: any content is a valid value, and a short read returns nil below
         }
@@ -60,6 +68,7 @@ struct SnapshotInput {
     mutating func slots(count: Int) -> [UInt64]? {
         var complete = false
         var slots = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            cask_advise_huge_pages(buffer.baseAddress, count * MemoryLayout<UInt64>.stride)
             complete = read(into: UnsafeMutableRawBufferPointer(buffer))
             initialized = count   // integers: any bits are a valid value, and a short read returns nil below
         }
@@ -71,43 +80,44 @@ struct SnapshotInput {
     }
 
     /// The entries, decoded 1 MiB of the file at a time, each checked against the segments, and
-    /// their expiry times (empty when no entry has one).
+    /// their expiry times (empty when no entry has one). Decoded straight into an array of
+    /// exactly `count` entries.
     mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> (ContiguousArray<StoredIndexEntry>, [Int64])? {
         var sizes = SegmentSizes(marks)
-        var entries = ContiguousArray<StoredIndexEntry>()
         var expiries: [Int64] = []
-        var withExpiries = false
-        entries.reserveCapacity(count)
+        var complete = false
         let perChunk = (1 << 20) / IndexSnapshot.entrySize
         var chunk = [UInt8](repeating: 0, count: perChunk * IndexSnapshot.entrySize)
-        var left = count
-        while left > 0 {
-            let n = min(left, perChunk)
-            let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
-                let part = UnsafeMutableRawBufferPointer(rebasing: raw[..<(n * IndexSnapshot.entrySize)])
-                guard read(into: part) else { return false }
-                for i in 0..<n {
-                    guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
-                    if e.expiry != 0 && !withExpiries {
-                        withExpiries = true
-                        expiries.reserveCapacity(count)
-                        expiries.append(contentsOf: repeatElement(0, count: entries.count))
+        let entries = ContiguousArray<StoredIndexEntry>(unsafeUninitializedCapacity: count) { buffer, initialized in
+            cask_advise_huge_pages(buffer.baseAddress, count * MemoryLayout<StoredIndexEntry>.stride)
+            while initialized < count {
+                let n = min(count - initialized, perChunk)
+                let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
+                    let part = UnsafeMutableRawBufferPointer(rebasing: raw[..<(n * IndexSnapshot.entrySize)])
+                    guard read(into: part) else { return false }
+                    for i in 0..<n {
+                        guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
+                        if e.expiry != 0 && expiries.isEmpty {
+                            expiries.reserveCapacity(count)
+                            expiries.append(contentsOf: repeatElement(0, count: initialized))
+                        }
+                        (buffer.baseAddress! + initialized).initialize(to: StoredIndexEntry(e))
+                        initialized += 1
+                        if !expiries.isEmpty { expiries.append(e.expiry) }
                     }
-                    entries.append(StoredIndexEntry(e))
-                    if withExpiries { expiries.append(e.expiry) }
+                    return true
                 }
-                return true
+                guard ok else { return }
             }
-            guard ok else { return nil }
-            left -= n
+            complete = true
         }
-        return (entries, expiries)
+        return complete ? (entries, expiries) : nil
     }
 
-    /// Reads the trailer: the masked checksum of everything before it, then the end magic.
-    mutating func trailerHolds() -> Bool {
-        let sum = crc
+    /// Reads the trailer: whether it holds the masked `checksum` of everything before it, then
+    /// the end magic.
+    mutating func trailerHolds(checksum: UInt32) -> Bool {
         guard let b = bytes(count: IndexSnapshot.trailerSize) else { return false }
-        return b.withUnsafeBytes { $0.u32(0) == CRC32C.mask(sum) && $0.u32(4) == IndexSnapshot.endMagic }
+        return b.withUnsafeBytes { $0.u32(0) == CRC32C.mask(checksum) && $0.u32(4) == IndexSnapshot.endMagic }
     }
 }
