@@ -33,14 +33,42 @@ extension CaskCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            try? Console.flush()
-            exit(withError: error)
+            exit(reporting: error)
         }
+        flushOutputAndExit(0)
+    }
+
+    /// Ends the command for `error`: help and the version go to standard output (status 0,
+    /// or 74 when it cannot be written), a usage error's message to standard error (64), and a
+    /// command's own status (its message already written) as it is.
+    static func exit(reporting error: Error) -> Never {
+        let code = exitCode(for: error)
+        let message = fullMessage(for: error)
+        if code == .success {
+            if !message.isEmpty { print(message) }
+            flushOutputAndExit(0)
+        }
+        try? Console.flush()
+        if !message.isEmpty { printError(message) }
+        if code.rawValue == Exit.usage.rawValue, let negative = CommandLine.arguments.dropFirst().first(where: isNegativeNumber) {
+            // The parser reads a negative number as an option ("Missing expected argument").
+            printError("cask: \(negative) is a negative number: segment ids, counts and sizes are 0 or more")
+        }
+        Foundation.exit(code.rawValue)
+    }
+
+    private static func isNegativeNumber(_ argument: String) -> Bool {
+        argument.count > 1 && argument.hasPrefix("-") && Double(argument) != nil
+    }
+
+    /// Writes what standard output still holds, then exits with `status`; 74 with a message
+    /// on standard error when standard output could not be written.
+    static func flushOutputAndExit(_ status: Int32) -> Never {
         do { try Console.flush() } catch {
             printError("cask: \(error)")
             Foundation.exit(Exit.outputError.rawValue)
         }
-        Foundation.exit(0)
+        Foundation.exit(status)
     }
 }
 

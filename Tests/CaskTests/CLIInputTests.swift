@@ -61,6 +61,17 @@ import Testing
         #expect(try runCask(["get", dir.path, "k"]).1 == "v")
     }
 
+    /// A negative number where a positional number goes (a segment id) is read by the parser
+    /// as an option; the message says what it is, not only that the argument is missing.
+    @Test func aNegativePositionalNumberIsNamed() throws {
+        let dir = try store()
+        for arguments in [["dump", dir.path, "-5"], ["dump", dir.path, "-0.5", "--json"]] {
+            let (status, out, err) = try runCask(arguments)
+            #expect(status == 64 && out.isEmpty && err.contains("\(arguments[2]) is a negative number"), "\(arguments): \(err)")
+        }
+        #expect(try runCask(["get", dir.path, "k"]).1 == "v")
+    }
+
     /// `put --file` reads pipes and devices, and says what is wrong with a path it cannot read.
     @Test func putReadsAFileFromAPipeOrADevice() throws {
         let dir = try store()
@@ -132,7 +143,9 @@ import Testing
         let dir = try store()
         guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
         for (command, what) in [("get \(dir.path) k > /dev/full", "full"), ("get \(dir.path) k >&-", "closed"),
-                                ("ls \(dir.path) > /dev/full", "ls full"), ("stats \(dir.path) --json > /dev/full", "stats full")] {
+                                ("ls \(dir.path) > /dev/full", "ls full"), ("stats \(dir.path) --json > /dev/full", "stats full"),
+                                ("--help > /dev/full", "help full"), ("ls --help > /dev/full", "verb help full"),
+                                ("--version > /dev/full", "version full")] {
             let (_, out) = try runShell("\(cask) \(command); echo \" status=$?\"")
             #expect(out.contains("status=74") && out.contains("write error on standard output"), "\(what): \(out)")
         }
