@@ -90,11 +90,13 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension CaskError {
     /// What to do about a failed system call, by its errno ("" when there is nothing specific).
+    /// It speaks of "that path" (the one the message names), not of the store: the path may be
+    /// a backup's destination.
     static func advice(forErrno code: Int32) -> String {
         switch code {
         case ENOSPC, EFBIG: return "; free disk space or lower the byte limit"
-        case EACCES, EPERM: return "; check the permissions of the store folder and its files, or open it read-only (isReadOnly, or a cask read verb)"
-        case EROFS: return "; the file system is read-only: open the store read-only (isReadOnly, or a cask read verb)"
+        case EACCES, EPERM: return "; check the permissions of that path and of its folder (a store you may only read opens with isReadOnly, or with a cask read verb)"
+        case EROFS: return "; that file system is read-only (a store on it opens with isReadOnly, or with a cask read verb)"
         case ENOTDIR: return "; a part of the path is a file, not a folder: check the path"
         case ENOENT: return "; the path does not exist: check it"
         case EIO: return "; the device reported an I/O error: check the disk, then run cask verify"

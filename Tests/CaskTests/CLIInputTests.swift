@@ -166,7 +166,14 @@ import Testing
         #expect(try runCask(["put", dir.file("store"), "k", "v"]).0 == 0)
         let (_, denied) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) put \(dir.file("store")) k2 v; echo \" status=$?\"")
         #expect(denied.contains("status=3") && denied.contains("Permission denied") && denied.contains(dir.file("store"))
-                && denied.contains("open it read-only"), "\(denied)")
+                && denied.contains("opens with isReadOnly"), "\(denied)")
+        // A backup whose destination cannot be written names the destination, not the store.
+        try FileManager.default.createDirectory(atPath: dir.file("locked"), withIntermediateDirectories: false)
+        chmod(dir.file("locked"), 0o555)
+        let (_, backup) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) backup \(dir.file("store")) \(dir.file("locked/copy")); echo \" status=$?\"")
+        #expect(backup.contains("status=3") && backup.contains(dir.file("locked/copy")) && backup.contains("Permission denied")
+                && !backup.contains("store folder"), "\(backup)")
+        #expect(try runCask(["get", dir.file("store"), "k"]).1 == "v")
     }
 
     @Test func harnessOptionsAreValidatedToo() throws {
