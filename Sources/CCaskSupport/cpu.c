@@ -4,7 +4,7 @@
 #include <sched.h>
 #endif
 
-int cask_current_cpu(void) {
+int cask_current_cpu_slowly(void) {
 #if defined(__linux__)
     int cpu = sched_getcpu();
     return cpu < 0 ? 0 : cpu;

@@ -58,13 +58,17 @@ void cask_advise_huge_pages(void *start, size_t length);
 #elif !defined(__aarch64__)
 #include <time.h>
 #endif
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define CASK_HAS_RSEQ 1
+#endif
 /// A reading of the processor's constant-rate counter (x86 `rdtsc`, ARMv8 `cntvct_el0`, else
 /// CLOCK_MONOTONIC in nanoseconds), for ordering the memory cache's uses across threads without
 /// a shared counter. Increases on every CPU; readings on different CPUs compare correctly where
 /// the kernel keeps the counters synchronized (it then uses them as its clock source), else to
 /// within their skew. Not a time of day, and no fence: a reading may be taken a few cycles
 /// earlier or later than the instructions around it.
-static inline uint64_t cask_use_stamp(void) {
+static inline __attribute__((always_inline)) uint64_t cask_use_stamp(void) {
 #if defined(__x86_64__) || defined(__i386__)
     return __rdtsc();
 #elif defined(__aarch64__)
@@ -77,7 +81,26 @@ static inline uint64_t cask_use_stamp(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
 }
-/// The CPU the calling thread runs on (glibc `sched_getcpu`, a read of the thread's rseq area),
-/// or 0 where that is unknown. Only a hint: the thread may move right after.
-int cask_current_cpu(void);
+/// Tells the CPU that the thread is spinning on a lock (x86 `pause`, ARMv8 `yield`).
+static inline __attribute__((always_inline)) void cask_spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+/// ``cask_current_cpu`` through `sched_getcpu`, or 0 where that is unknown.
+int cask_current_cpu_slowly(void);
+/// The CPU the calling thread runs on, or 0 where that is unknown. Only a hint: the thread may
+/// move right after. With glibc 2.35 and later on Linux, a load from the thread's rseq area
+/// (which the kernel keeps current), inline; else `sched_getcpu`.
+static inline __attribute__((always_inline)) int cask_current_cpu(void) {
+#if defined(CASK_HAS_RSEQ)
+    if (__rseq_size != 0) {
+        const struct rseq *area = (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+        return (int)__atomic_load_n(&area->cpu_id, __ATOMIC_RELAXED);
+    }
+#endif
+    return cask_current_cpu_slowly();
+}
 #endif

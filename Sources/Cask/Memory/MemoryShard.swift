@@ -10,7 +10,7 @@ import Synchronization
 /// item past the age limit (its latest use may still be buffered), take the write lock instead.
 /// The tail therefore never has a buffered use, and the published ``oldestUse`` is exact.
 // @unchecked: `list` is only read under a stripe and only changed under every stripe; each
-// stripe's buffer is only touched under its own mutex.
+// stripe's buffer is only touched under its own lock.
 @usableFromInline
 final class MemoryShard<Value>: @unchecked Sendable {
     @usableFromInline let stripes = ReadStripes()
