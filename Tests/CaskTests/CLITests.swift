@@ -66,6 +66,18 @@ import Testing
         #expect(damaged.contains("DAMAGED \(segments[0]):"), "\(damaged)")
     }
 
+    /// Damage that open finds in a segment tail changed since the index snapshot is logged with
+    /// each damaged record's key, file and offset (the message said only "records at the end of
+    /// a segment are damaged").
+    @Test func damageFoundAtOpenNamesTheKeyTheFileAndTheOffset() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 100, segmentSize: 4096)
+        let newest = try segmentPaths(dir.path).last!
+        try flipByte(newest, at: 200)   // inside the second record's value
+        let (status, _, err) = try runCask(["ls", dir.path])
+        #expect(status == 0 && err.contains("failed their checksum") && err.contains("key \"k") && err.contains("at \(newest):"), "\(err)")
+    }
+
     /// Where `repairRemovesDamageAndKeepsEveryGoodRecord` flips a byte.
     enum DamagePlace: String, CaseIterable, CustomStringConvertible {
         /// A sealed segment (4 KiB segments).

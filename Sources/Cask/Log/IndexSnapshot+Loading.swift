@@ -76,7 +76,7 @@ extension IndexSnapshot {
     private static func checkChangedTails(_ restored: inout Restored, changed: [UInt32: Int64], segments: [(file: SegmentFile, size: Int64)]) -> Bool {
         var files: [UInt32: SegmentFile] = [:]
         for s in segments where changed[s.file.id] != nil { files[s.file.id] = s.file }
-        var damaged: [[UInt8]] = []
+        var damaged: [(key: [UInt8], file: String, offset: UInt32)] = []
         var foreign = false
         restored.index.forEachEntry { key, e in
             guard let size = changed[e.segment], Int64(e.offset) + Int64(e.recordSize) > size - Int64(tailLength),
@@ -85,15 +85,15 @@ extension IndexSnapshot {
             let read = (try? bytes.withMutableBytes { raw throws(CaskError) in
                 try file.fileSystem.readExactly(file.handle, into: raw, at: Int64(e.offset)) }) ?? false
             guard read, case .record(let h) = bytes.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) else {
-                damaged.append(Array(key))
+                damaged.append((Array(key), file.path, e.offset))
                 return
             }
             let sameKey = bytes.withUnsafeBytes { key.elementsEqual(UnsafeRawBufferPointer(rebasing: $0[Format.recordHeaderSize..<(Format.recordHeaderSize + min(h.keyLength, e.recordSize - Format.recordHeaderSize))])) }
             if h.sequence != e.sequence || !sameKey { foreign = true }
         }
         guard !foreign else { return false }
-        for key in damaged { key.withUnsafeBytes { _ = restored.index.removeValue(forKey: $0) } }
-        restored.damagedKeys = damaged.map { String(decoding: $0, as: UTF8.self) }
+        for d in damaged { d.key.withUnsafeBytes { _ = restored.index.removeValue(forKey: $0) } }
+        restored.damagedRecords = damaged.map { DamagedRecord(key: String(decoding: $0.key, as: UTF8.self), file: $0.file, offset: $0.offset) }
         return true
     }
 

@@ -56,9 +56,18 @@ enum IndexSnapshot {
         var index: KeyIndex
         var pins: [[UInt8]: PinRecordLocation]
         var maximumSequence: UInt64
-        /// Keys whose record lay in a segment tail that changed since the snapshot and no longer
-        /// passes its checksum (bitrot): already out of the index.
-        var damagedKeys: [String] = []
+        /// Records that lay in a segment tail that changed since the snapshot and no longer
+        /// pass their checksum (bitrot): their keys are already out of the index.
+        var damagedRecords: [DamagedRecord] = []
+        var damagedKeys: [String] { damagedRecords.map(\.key) }
+    }
+
+    /// A damaged record found while checking a changed segment tail: its key, file and offset.
+    struct DamagedRecord: CustomStringConvertible {
+        var key: String
+        var file: String
+        var offset: UInt32
+        var description: String { "key \"\(key)\" at \(file):\(offset)" }
     }
 
     /// The CRC32C of the last ``tailLength`` bytes (or fewer) of a segment of `size` bytes.

@@ -130,7 +130,9 @@ struct StoreLoader {
         for (key, location) in restored.pins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
         state.stats.corruptRecords += restored.damagedKeys.count
         if !restored.damagedKeys.isEmpty {
-            logger.error("\(restored.damagedKeys.count) records at the end of a segment are damaged; their keys were dropped")
+            let damaged = restored.damagedRecords
+            let listed = damaged.prefix(5).map(\.description).joined(separator: ", ") + (damaged.count > 5 ? ", and \(damaged.count - 5) more" : "")
+            logger.error("\(damaged.count) records failed their checksum in the last 4 KiB of a segment (which changed since the index snapshot), so their keys were dropped: \(listed); run `cask verify` to check the rest")
             if !readOnly { try tombstone(restored.damagedKeys, in: &state) }   // an older record must not come back
         }
         // A segment sealed without a hint (full at the last close): made in the background.
