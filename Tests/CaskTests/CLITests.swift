@@ -78,6 +78,25 @@ import Testing
         #expect(status == 0 && err.contains("failed their checksum") && err.contains("key \"k") && err.contains("at \(newest):"), "\(err)")
     }
 
+    /// `verify` checks the index snapshot: a damaged one is a problem (status 1, it was not
+    /// looked at) that `--repair` removes; one that describes other segments is a leftover.
+    @Test func verifyChecksTheIndexSnapshot() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 50, segmentSize: 4096)
+        let index = dir.file("INDEX")
+        let earlier = try Data(contentsOf: URL(fileURLWithPath: index))
+        try flipByte(index, at: 70)
+        let (status, out, _) = try runCask(["verify", dir.path])
+        #expect(status == 1 && out.contains("DAMAGED \(index):0: index snapshot damaged"), "\(out)")
+        #expect(try runCask(["verify", dir.path, "--repair"]).0 == 0)
+        #expect(try runCask(["verify", dir.path]).0 == 0)
+        #expect(try runCask(["put", dir.path, "another", "value"]).0 == 0)
+        try earlier.write(to: URL(fileURLWithPath: index))
+        let (staleStatus, stale, _) = try runCask(["verify", dir.path])
+        #expect(staleStatus == 0 && stale.contains("leftover") && stale.contains(index) && !stale.contains("DAMAGED"), "\(stale)")
+        #expect(try runCask(["get", dir.path, "k7"]).0 == 0)
+    }
+
     /// Where `repairRemovesDamageAndKeepsEveryGoodRecord` flips a byte.
     enum DamagePlace: String, CaseIterable, CustomStringConvertible {
         /// A sealed segment (4 KiB segments).

@@ -2,7 +2,8 @@ import CaskFormat
 import Foundation
 
 /// Checks every byte of a store directory without changing it: segment headers, every record's
-/// checksum and LZ4 block, every hint file against its segment. Used by `cask verify`.
+/// checksum and LZ4 block, every hint file against its segment, and the index snapshot's
+/// structure and checksum. Used by `cask verify`.
 public struct StoreVerifier: Sendable {
     /// One problem found, with the file and byte offset where it starts.
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
@@ -65,6 +66,7 @@ public struct StoreVerifier: Sendable {
             reportDamage(summary, path: listing.segmentPath(id), isLastLog: id == lastLogID, size: sizes[id], into: &report)
         }
         try checkHints(listing, sizes: sizes, into: &report)
+        try checkSnapshot(sizes: sizes, into: &report)
         return report
     }
 
@@ -119,6 +121,44 @@ public struct StoreVerifier: Sendable {
         }
         for d in summary.damage {
             report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+        }
+    }
+
+    /// The index snapshot, when there is one: a damaged one (bad magic, counts that do not add
+    /// up to its size, a checksum or end magic that fails) is a problem; one of another snapshot
+    /// version, or one whose segment marks no longer match the segments, is a leftover (the next
+    /// open ignores it, and a writer's open deletes it).
+    private func checkSnapshot(sizes: [UInt32: Int64], into report: inout Report) throws(CaskError) {
+        let path = FileNames.join(directory, IndexSnapshot.fileName)
+        let handle: CaskFileHandle
+        do throws(CaskError) { handle = try fs.open(path, mode: .read) } catch .io(_, _, ENOENT) { return }
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        report.bytesChecked += Int64(bytes.count)
+        let minimum = IndexSnapshot.headerSize + IndexSnapshot.trailerSize
+        let isOwnVersion = bytes.count >= 12 && bytes.withUnsafeBytes { $0.u32(8) } == IndexSnapshot.version
+        if bytes.count >= 12, bytes.prefix(8).elementsEqual(IndexSnapshot.magic), !isOwnVersion {
+            report.leftovers.append(path + " (index snapshot of another version, ignored)")
+            return
+        }
+        var input = SnapshotInput(handle: handle, fs: fs)
+        let header = input.header()
+        let problem: String? = bytes.withUnsafeBytes { raw -> String? in
+            guard raw.count >= minimum, let header else { return "its header is damaged" }
+            guard header.fileSize == raw.count else { return "its counts make \(header.fileSize) bytes, the file has \(raw.count)" }
+            let end = raw.count - IndexSnapshot.trailerSize
+            guard raw.u32(end) == CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<end]))),
+                  raw.u32(end + 4) == IndexSnapshot.endMagic else { return "its checksum fails" }
+            return nil
+        }
+        if let problem {
+            report.problems.append(Problem(file: path, offset: 0, message: "index snapshot damaged (\(problem)); the next open ignores it and reads the hint files (a writer's open deletes it)"))
+            return
+        }
+        guard let header, let marks = input.marks(count: header.segments) else { return }
+        let current = sizes.keys.sorted().map { (id: $0, size: sizes[$0]!) }
+        if !marks.map({ $0.id }).elementsEqual(current.map(\.id)) || !marks.map({ $0.size }).elementsEqual(current.map(\.size)) {
+            report.leftovers.append(path + " (index snapshot of other segments, ignored)")
         }
     }
 
