@@ -212,6 +212,29 @@ import CaskFormat
         let second = try DiskStore(directory: dir.path, options: options())
         #expect(try second.value(forKey: "a") == Data("1".utf8))
     }
+
+    /// When another program holds the lock (here: this process, through a descriptor of its
+    /// own), the pid `LOCK` still names is the last writer's; a process that has ended is not
+    /// named as the owner.
+    @Test func aLockHeldByAnotherProgramDoesNotNameAnEndedWriter() throws {
+        let dir = TemporaryDirectory()
+        try DiskStore(directory: dir.path, options: options()).close()
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        try Data("\(ended.processIdentifier)\n".utf8).write(to: URL(fileURLWithPath: dir.file("LOCK")))
+        let fd = open(dir.file("LOCK"), O_RDONLY)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        #expect(throws: CaskError.storeLocked(path: dir.path, ownerPID: nil)) {
+            _ = try DiskStore(directory: dir.path, options: options())
+        }
+        flock(fd, LOCK_UN)
+        let reopened = try DiskStore(directory: dir.path, options: options())
+        #expect(reopened.count == 0)
+        try reopened.close()
+    }
 }
 
 /// A hint header claiming an absurd entry count (found by the `open()` fuzzer as an

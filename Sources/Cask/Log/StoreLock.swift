@@ -30,6 +30,12 @@ final class StoreLock: Sendable {
         self.fileSystem = fileSystem
     }
 
+    /// Whether a process `pid` exists (the pid `LOCK` names is the last writer's: when another
+    /// program holds the lock, that writer may be long gone, and naming it would mislead).
+    private static func isRunning(_ pid: Int32) -> Bool {
+        pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
+    }
+
     static func acquire(directory: String, fs: any CaskFileSystem) throws(CaskError) -> StoreLock {
         let path = FileNames.join(directory, FileNames.lock)
         let handle = try fs.open(path, mode: .appendOrCreate)
@@ -47,7 +53,7 @@ final class StoreLock: Sendable {
             let n = (try? bytes.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
             fs.close(handle)
             let text = String(decoding: bytes.prefix(n), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .storeLocked(path: directory, ownerPID: Int32(text))
+            throw .storeLocked(path: directory, ownerPID: Int32(text).flatMap { isRunning($0) ? $0 : nil })
         }
         // The generation goes on from the previous owner's, so that a reader never sees the
         // same value before and after a reopen.
