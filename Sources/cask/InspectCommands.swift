@@ -6,7 +6,7 @@ import Foundation
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls", abstract: "List items: sizes, compression, age, last access, TTL left, pinned, key.",
-        discussion: "In key order (the default) items stream out one at a time: memory stays near the store's index. Other orders sort every item first.")
+        discussion: "In key order (the default) items stream out one at a time: memory stays near the store's index. Other orders sort every item first. Items come from the index and their records' headers; values are not read, so a value damaged on disk is still listed: `cask get` or `cask verify` finds it.")
 
     enum Sort: String, ExpressibleByArgument, CaseIterable { case key, size, age, access }
 

@@ -78,6 +78,22 @@ import Testing
         #expect(status == 0 && err.contains("failed their checksum") && err.contains("key \"k") && err.contains("at \(newest):"), "\(err)")
     }
 
+    /// `ls` lists from the index and the records' headers without reading values (its help
+    /// says so): a key whose value is damaged in a sealed segment is listed, and `get` then
+    /// finds the damage.
+    @Test func lsListsAKeyWhoseValueIsDamagedAndGetFindsIt() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 250, segmentSize: 64 << 10)   // k1 early in the segment, before the last 4 KiB that open checks
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 64 << 10))
+        let (segment, offset, size) = try #require(recordLocations(store)["k1"])
+        try store.close()
+        try flipByte(dir.file(FileNames.segment(segment)), at: offset + size - 1)   // the value's last byte
+        let (_, listed, _) = try runCask(["ls", dir.path, "--prefix", "k1", "--json"])
+        #expect(listed.contains("\"k1\""), "\(listed)")
+        let (status, _, err) = try runCask(["get", dir.path, "k1"])
+        #expect(status == 1 && err.contains("k1") && err.contains("failed its checksum"), "\(err)")
+    }
+
     /// `verify` checks the index snapshot: a damaged one is a problem (status 1, it was not
     /// looked at) that `--repair` removes; one that describes other segments is a leftover.
     @Test func verifyChecksTheIndexSnapshot() throws {
