@@ -85,6 +85,7 @@ struct SnapshotInput {
     mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) -> (ContiguousArray<StoredIndexEntry>, [Int64])? {
         var sizes = SegmentSizes(marks)
         var expiries: [Int64] = []
+        var withExpiries = false
         var complete = false
         let perChunk = (1 << 20) / IndexSnapshot.entrySize
         var chunk = [UInt8](repeating: 0, count: perChunk * IndexSnapshot.entrySize)
@@ -97,13 +98,14 @@ struct SnapshotInput {
                     guard read(into: part) else { return false }
                     for i in 0..<n {
                         guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
-                        if e.expiry != 0 && expiries.isEmpty {
+                        if e.expiry != 0 && !withExpiries {
+                            withExpiries = true
                             expiries.reserveCapacity(count)
                             expiries.append(contentsOf: repeatElement(0, count: initialized))
                         }
                         (buffer.baseAddress! + initialized).initialize(to: StoredIndexEntry(e))
                         initialized += 1
-                        if !expiries.isEmpty { expiries.append(e.expiry) }
+                        if withExpiries { expiries.append(e.expiry) }
                     }
                     return true
                 }
