@@ -213,14 +213,17 @@ struct Verify: ParsableCommand {
             }
             // Opening the store performs the recovery of format-spec.md (a torn tail is cut, the
             // salvage rule applied). The scrub then reads every live record as a read would
-            // (recording no access): a damaged one's key is removed with a tombstone. Compaction
-            // rewrites the sealed segments that hold dead or damaged bytes.
+            // (recording no access): a damaged one's key is removed with a tombstone. The active
+            // segment is sealed (it may hold damage that a later recovery would take for a torn
+            // tail), and compaction rewrites the sealed segments that hold dead or damaged bytes.
             let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
             let stats = store.statistics
             let (dropped, report) = try withStoreErrors { () throws -> (Int, CompactionReport) in
                 defer { try? store.close() }
                 let dropped = try store.scrub()
-                let rewritten = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0 ? try store.compact() : CompactionReport()
+                let damaged = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
+                if damaged { try store.sealActiveSegment() }
+                let rewritten = damaged ? try store.compact() : CompactionReport()
                 store.waitForBackgroundWork()   // the new hint files
                 return (dropped, rewritten)
             }

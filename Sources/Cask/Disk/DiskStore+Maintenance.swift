@@ -81,6 +81,15 @@ extension DiskStore {
         return true
     }
 
+    /// Seals the active segment and starts a new one (format-spec.md, "Rollover"), so that the
+    /// next compaction may rewrite what it held: for `cask verify --repair`, whose scrub can find
+    /// damage in the newest segment, where a later recovery without the index snapshot would
+    /// take the damage for a torn tail and cut every record after it.
+    package func sealActiveSegment() throws(CaskError) {
+        try requireWritable()
+        try maintain { s, _ throws(CaskError) in try s.rollover() }
+    }
+
     // MARK: Trimming
 
     /// Runs `body` under the lock and then does what it left (events, compaction).
