@@ -112,8 +112,18 @@ public struct StoreVerifier: Sendable {
     }
 
     /// Damaged ranges as problems, except the newest log segment's torn tail, which the next
-    /// open cuts (format-spec.md, "Recovery", step 6).
+    /// open cuts (format-spec.md, "Recovery", step 6): damage there that valid records follow is
+    /// a problem too (a write cut short leaves nothing valid after it; a recovery without the
+    /// index snapshot would cut those records with it), which `--repair` removes.
     private func reportDamage(_ summary: SegmentScanner.Summary, path: String, isLastLog: Bool, size: Int64?, into report: inout Report) {
+        if isLastLog, let first = summary.damage.first, !first.reachesEnd, StoreDirectory.tornTailStart(of: summary) != nil {
+            let after = Int64(summary.validEnd) - Int64(first.end)
+            report.problems.append(Problem(file: path, offset: Int64(first.start), message: "\(first.end - first.start) damaged bytes: \(first.reason), followed by \(after) bytes of valid records in the newest segment, which a recovery after a crash would cut with it; run cask verify --repair"))
+            for d in summary.damage.dropFirst() {
+                report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+            }
+            return
+        }
         if isLastLog, let start = StoreDirectory.tornTailStart(of: summary), let first = summary.damage.first {
             report.tornTail = Problem(file: path, offset: Int64(start),
                                       message: "\((size ?? Int64(first.end)) - Int64(start)) bytes of torn tail: \(first.reason)")
