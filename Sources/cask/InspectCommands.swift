@@ -247,12 +247,12 @@ struct Dump: ParsableCommand {
 
     @Argument(help: "The store directory.") var directory: String
     @Argument(help: "The segment id (the number in its file name).") var segment: UInt32
-    @Flag(help: "JSON output.") var json = false
+    @Flag(help: "JSON output: an array of the records and the damaged ranges (kind \"damaged\", offset, size, reason) in file order.") var json = false
 
     func run() throws {
         let dump = try withStoreErrors { try SegmentDump.read(directory: directory, segment: segment) }
         if json {
-            print(Formatting.json(dump.records))
+            print(Formatting.json(DumpItem.items(of: dump)))
             return
         }
         if let h = dump.header {
@@ -271,6 +271,40 @@ struct Dump: ParsableCommand {
                     String(r.storedLength), String(r.originalLength), r.key]
         }))
         for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
+    }
+}
+
+/// One element of `cask dump --json`: a record, or a damaged range (`"kind": "damaged"`, its
+/// `offset`, `size` in bytes and `reason`), in file order.
+enum DumpItem: Encodable {
+    case record(DumpedRecord)
+    case damaged(offset: Int, size: Int, reason: String)
+
+    static func items(of dump: SegmentDump) -> [DumpItem] {
+        let damaged = dump.damage.map { DumpItem.damaged(offset: $0.start, size: $0.end - $0.start, reason: $0.reason) }
+        return (dump.records.map(DumpItem.record) + damaged).sorted { $0.offset < $1.offset }
+    }
+
+    var offset: Int {
+        switch self {
+        case .record(let r): r.offset
+        case .damaged(let offset, _, _): offset
+        }
+    }
+
+    private enum Key: String, CodingKey { case kind, offset, size, reason }
+
+    func encode(to encoder: Encoder) throws {
+        switch self {
+        case .record(let r):
+            try r.encode(to: encoder)
+        case .damaged(let offset, let size, let reason):
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode("damaged", forKey: .kind)
+            try c.encode(offset, forKey: .offset)
+            try c.encode(size, forKey: .size)
+            try c.encode(reason, forKey: .reason)
+        }
     }
 }
 

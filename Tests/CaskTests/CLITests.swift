@@ -94,6 +94,21 @@ import Testing
         #expect(status == 1 && err.contains("k1") && err.contains("failed its checksum"), "\(err)")
     }
 
+    /// `dump --json` lists the damaged ranges among the records, in file order, as the text
+    /// output does (it left them out).
+    @Test func dumpJSONListsDamagedRangesInFileOrder() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 40, segmentSize: 64 << 10)
+        try flipByte(try segmentPaths(dir.path)[0], at: 200)
+        let (status, out, _) = try runCask(["dump", dir.path, "1", "--json"])
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [[String: Any]])
+        let offsets = items.compactMap { $0["offset"] as? Int }
+        let damaged = items.filter { $0["kind"] as? String == "damaged" }
+        #expect(status == 0 && offsets == offsets.sorted() && offsets.count == items.count)
+        #expect(damaged.count == 1 && (damaged.first?["size"] as? Int ?? 0) > 0 && damaged.first?["reason"] is String, "\(damaged)")
+        #expect(items.filter { $0["kind"] as? String == "value" }.count == 39)
+    }
+
     /// `verify` checks the index snapshot: a damaged one is a problem (status 1, it was not
     /// looked at) that `--repair` removes; one that describes other segments is a leftover.
     @Test func verifyChecksTheIndexSnapshot() throws {
