@@ -1,3 +1,4 @@
+import CCaskSupport
 import Foundation
 import CaskFormat
 
@@ -114,6 +115,9 @@ extension DiskStore {
             let size = entry.recordSize
             // `file` is held until the end of this scope: its mapping stays valid for `body`.
             if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
+                // Ask for every cache line of the record at once (up to 16 KiB), so that their
+                // misses overlap instead of arriving one by one as the checksum walks the record.
+                for line in stride(from: 0, to: min(size, 16 << 10), by: 64) { cask_prefetch(mapped.baseAddress! + line) }
                 if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
@@ -157,13 +161,11 @@ extension DiskStore {
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
         if !h.isCompressed { return body(stored) }
-        var ok = false
-        let original = [UInt8](unsafeUninitializedCapacity: h.originalLength) { out, count in
-            ok = Compression.decompress(stored, into: UnsafeMutableRawBufferPointer(out))
-            count = ok ? h.originalLength : 0
+        // A temporary buffer (on the stack when it fits), not an array: no malloc and free per read.
+        return withUnsafeTemporaryAllocation(byteCount: h.originalLength, alignment: 16) { out -> R? in
+            guard Compression.decompress(stored, into: out) else { return nil }
+            return body(UnsafeRawBufferPointer(out))
         }
-        guard ok else { return nil }
-        return original.withUnsafeBytes(body)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so
