@@ -39,7 +39,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 }
 
-/// Creates and destroys the `pthread_mutex_t`s of ``Locked`` and of the memory cache's shards.
+/// Creates and destroys the `pthread_mutex_t`s of ``Locked``.
 @usableFromInline
 enum PthreadMutex {
     /// A new mutex on a cache line of its own, so that two locks never share one.
