@@ -26,7 +26,7 @@ extension CaskCommand {
     /// standard error and status 74. An argument that is not valid UTF-8 is refused (status 64).
     static func main() {
         guard argumentsAreValidUTF8() else {
-            printError("cask: an argument is not valid UTF-8 text; name a key by its bytes with --key-hex")
+            printError("cask: an argument is not valid UTF-8 text; name a key by its bytes with --key-hex (store paths must be UTF-8: rename the folder, or reach it through a symbolic link with a UTF-8 name)")
             Foundation.exit(Exit.usage.rawValue)
         }
         do {
@@ -50,7 +50,8 @@ extension CaskCommand {
         }
         try? Console.flush()
         if !message.isEmpty { printError(message) }
-        if code.rawValue == Exit.usage.rawValue, let negative = CommandLine.arguments.dropFirst().first(where: isNegativeNumber) {
+        if code.rawValue == Exit.usage.rawValue, message.contains("Missing expected argument"),
+           let negative = CommandLine.arguments.dropFirst().first(where: isNegativeNumber) {
             // The parser reads a negative number as an option ("Missing expected argument").
             printError("cask: \(negative) is a negative number: segment ids, counts and sizes are 0 or more")
         }

@@ -268,20 +268,22 @@ struct Dump: ParsableCommand {
                 flags = (r.compressed ? "lz4 " : "") + (r.pinned ? "pinned" : "")
             }
             return [String(r.offset), String(r.size), String(r.sequence), r.kind, flags,
-                    String(r.storedLength), String(r.originalLength), r.key]
+                    String(r.storedLength), String(r.originalLength), ArgumentValues.escaped(r.key)]
         }))
         for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
     }
 }
 
 /// One element of `cask dump --json`: a record, or a damaged range (`"kind": "damaged"`, its
-/// `offset`, `size` in bytes and `reason`), in file order.
+/// `offset`, `size` in bytes and `reason`; a damaged segment header is one at offset 0), in
+/// file order.
 enum DumpItem: Encodable {
     case record(DumpedRecord)
     case damaged(offset: Int, size: Int, reason: String)
 
     static func items(of dump: SegmentDump) -> [DumpItem] {
-        let damaged = dump.damage.map { DumpItem.damaged(offset: $0.start, size: $0.end - $0.start, reason: $0.reason) }
+        var damaged = dump.damage.map { DumpItem.damaged(offset: $0.start, size: $0.end - $0.start, reason: $0.reason) }
+        if dump.header == nil { damaged.insert(.damaged(offset: 0, size: SegmentDump.headerSize, reason: "segment header damaged"), at: 0) }
         return (dump.records.map(DumpItem.record) + damaged).sorted { $0.offset < $1.offset }
     }
 

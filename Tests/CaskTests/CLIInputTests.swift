@@ -72,6 +72,24 @@ import Testing
         #expect(try runCask(["get", dir.path, "k"]).1 == "v")
     }
 
+    /// A backup into the store's own folder (or below it, through `..` or a link) is refused as
+    /// bad usage, and nothing is written there; a negative option value gets one message, not
+    /// the parser's and the negative-number hint both; dump escapes control characters in keys.
+    @Test func backupIntoItsOwnStoreIsRefusedAndMessagesStaySingle() throws {
+        let dir = try store()
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        for destination in [dir.path, dir.file("sub"), dir.path + "/../" + (dir.path as NSString).lastPathComponent + "/x"] {
+            let (status, _, err) = try runCask(["backup", dir.path, destination])
+            #expect(status == 64 && err.contains("inside the store folder"), "\(destination): \(err)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+        let (limitStatus, _, limitErr) = try runCask(["ls", dir.path, "--limit", "-1"])
+        #expect(limitStatus == 64 && !limitErr.contains("is a negative number"), "\(limitErr)")
+        #expect(try runCask(["put", dir.path, "line\nbreak\u{1b}[31m", "x"]).0 == 0)
+        let (_, dumped, _) = try runCask(["dump", dir.path, "1"])
+        #expect(dumped.contains("line\\nbreak\\x1b[31m") && !dumped.contains("\u{1b}"), "\(dumped)")
+    }
+
     /// `put --file` reads pipes and devices, and says what is wrong with a path it cannot read.
     @Test func putReadsAFileFromAPipeOrADevice() throws {
         let dir = try store()

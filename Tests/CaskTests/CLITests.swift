@@ -91,7 +91,7 @@ import Testing
         let (_, listed, _) = try runCask(["ls", dir.path, "--prefix", "k1", "--json"])
         #expect(listed.contains("\"k1\""), "\(listed)")
         let (status, _, err) = try runCask(["get", dir.path, "k1"])
-        #expect(status == 1 && err.contains("k1") && err.contains("failed its checksum"), "\(err)")
+        #expect(status == 1 && err.contains("k1") && err.contains("failed its checksum") && err.contains("nothing was written"), "\(err)")
     }
 
     /// `dump --json` lists the damaged ranges among the records, in file order, as the text
@@ -107,6 +107,11 @@ import Testing
         #expect(status == 0 && offsets == offsets.sorted() && offsets.count == items.count)
         #expect(damaged.count == 1 && (damaged.first?["size"] as? Int ?? 0) > 0 && damaged.first?["reason"] is String, "\(damaged)")
         #expect(items.filter { $0["kind"] as? String == "value" }.count == 39)
+        // A damaged segment header is listed too, at offset 0.
+        try flipByte(try segmentPaths(dir.path)[0], at: 2)
+        let (_, headerOut, _) = try runCask(["dump", dir.path, "1", "--json"])
+        let headerItems = try #require(try JSONSerialization.jsonObject(with: Data(headerOut.utf8)) as? [[String: Any]])
+        #expect(headerItems.first?["kind"] as? String == "damaged" && headerItems.first?["offset"] as? Int == 0, "\(headerItems.prefix(2))")
     }
 
     /// `verify` checks the index snapshot: a damaged one is a problem (status 1, it was not

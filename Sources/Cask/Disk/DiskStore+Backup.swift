@@ -14,11 +14,12 @@ extension DiskStore {
     ///
     /// - Returns: how many bytes were copied and how many hard-linked.
     /// - Throws: ``CaskError/invalidOption(_:)`` when `destination` exists and is not an empty
-    ///   folder; ``CaskError/io(operation:path:errno:)`` when a file cannot be written (what was
+    ///   folder, or is the store's folder or inside it; ``CaskError/io(operation:path:errno:)`` when a file cannot be written (what was
     ///   written to `destination` is then left for inspection, the store is untouched).
     @discardableResult
     public func backup(to destination: String) throws(CaskError) -> (copiedBytes: Int, linkedBytes: Int) {
         let fs = options.fileSystem
+        try Self.requireOutside(destination, of: directory)
         try Self.requireEmptyDestination(destination, fs: fs)
         // One compaction pass at a time: none deletes a segment while the list is taken.
         let plan = try compactionLock.withLock { _ throws(CaskError) -> BackupPlan in
@@ -84,6 +85,25 @@ extension DiskStore {
             offset += Int64(n)
         }
         try fs.sync(out)
+    }
+
+    /// Refuses a destination that is the store's folder or inside it (the copy would become
+    /// part of the store it copies).
+    private static func requireOutside(_ destination: String, of directory: String) throws(CaskError) {
+        func absolute(_ path: String) -> String {
+            let url = URL(fileURLWithPath: path).standardizedFileURL
+            // Resolve links in the deepest part that exists (the destination itself may not).
+            var existing = url, rest: [String] = []
+            while !FileManager.default.fileExists(atPath: existing.path) && existing.path != "/" {
+                rest.insert(existing.lastPathComponent, at: 0)
+                existing.deleteLastPathComponent()
+            }
+            return rest.reduce(existing.resolvingSymlinksInPath().path) { ($0 as NSString).appendingPathComponent($1) }
+        }
+        let store = absolute(directory), target = absolute(destination)
+        if target == store || target.hasPrefix(store.hasSuffix("/") ? store : store + "/") {
+            throw .invalidOption("backup destination \(destination) is inside the store folder \(directory); give a folder outside it")
+        }
     }
 
     private static func requireEmptyDestination(_ destination: String, fs: any CaskFileSystem) throws(CaskError) {

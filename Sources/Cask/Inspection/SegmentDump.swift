@@ -22,6 +22,8 @@ public struct DumpedRecord: Sendable, Codable, Equatable {
 
 /// The decoded content of one segment file, damage included.
 public struct SegmentDump: Sendable {
+    /// Bytes of a segment header.
+    public static var headerSize: Int { Format.segmentHeaderSize }
     /// The header's fields, or nil when it is damaged.
     public var header: (id: UInt64, kind: String, clearsOlder: Bool, minimumSequence: UInt64, sequenceLimit: UInt64)?
     public var records: [DumpedRecord]
