@@ -133,6 +133,19 @@ import Testing
         #expect(try runCask(["get", dir.path, "k7"]).0 == 0)
     }
 
+    /// A segment cut shorter than the index snapshot recorded at the last clean close lost
+    /// records (segments only grow, or go away whole): `verify` says so with status 1 (it
+    /// called the snapshot one "of other segments" and exited 0, while deleted keys came back).
+    @Test func verifyReportsASegmentShorterThanTheSnapshotSaw() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 100, segmentSize: 64 << 10)
+        let newest = try segmentPaths(dir.path).last!
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: newest)[.size] as? Int)
+        try truncateFile(newest, to: size - 100)
+        let (status, out, _) = try runCask(["verify", dir.path])
+        #expect(status == 1 && out.contains("DAMAGED \(newest):\(size - 100): segment is 100 bytes shorter"), "\(out)")
+    }
+
     /// Where `repairRemovesDamageAndKeepsEveryGoodRecord` flips a byte.
     enum DamagePlace: String, CaseIterable, CustomStringConvertible {
         /// A sealed segment (4 KiB segments).

@@ -66,7 +66,7 @@ public struct StoreVerifier: Sendable {
             reportDamage(summary, path: listing.segmentPath(id), isLastLog: id == lastLogID, size: sizes[id], into: &report)
         }
         try checkHints(listing, sizes: sizes, into: &report)
-        try checkSnapshot(sizes: sizes, into: &report)
+        try checkSnapshot(listing, sizes: sizes, into: &report)
         return report
     }
 
@@ -135,10 +135,11 @@ public struct StoreVerifier: Sendable {
     }
 
     /// The index snapshot, when there is one: a damaged one (bad magic, counts that do not add
-    /// up to its size, a checksum or end magic that fails) is a problem; one of another snapshot
-    /// version, or one whose segment marks no longer match the segments, is a leftover (the next
-    /// open ignores it, and a writer's open deletes it).
-    private func checkSnapshot(sizes: [UInt32: Int64], into report: inout Report) throws(CaskError) {
+    /// up to its size, a checksum or end magic that fails) is a problem, and so is a segment
+    /// shorter than the snapshot recorded; one of another snapshot version, or one whose segment
+    /// marks no longer match the segments, is a leftover (the next open ignores it, and a
+    /// writer's open deletes it).
+    private func checkSnapshot(_ listing: StoreDirectory, sizes: [UInt32: Int64], into report: inout Report) throws(CaskError) {
         let path = FileNames.join(directory, IndexSnapshot.fileName)
         let handle: CaskFileHandle
         do throws(CaskError) { handle = try fs.open(path, mode: .read) } catch .io(_, _, ENOENT) { return }
@@ -166,6 +167,13 @@ public struct StoreVerifier: Sendable {
             return
         }
         guard let header, let marks = input.marks(count: header.segments) else { return }
+        // Segments only grow (by appends) or go away whole (compaction): one shorter than at
+        // the last clean close lost its end, and the records that were there.
+        for m in marks {
+            if let size = sizes[m.id], size < m.size {
+                report.problems.append(Problem(file: listing.segmentPath(m.id), offset: size, message: "segment is \(m.size - size) bytes shorter than at the last clean close (index snapshot): its end was cut, and the records there are lost"))
+            }
+        }
         let current = sizes.keys.sorted().map { (id: $0, size: sizes[$0]!) }
         if !marks.map({ $0.id }).elementsEqual(current.map(\.id)) || !marks.map({ $0.size }).elementsEqual(current.map(\.size)) {
             report.leftovers.append(path + " (index snapshot of other segments, ignored)")
