@@ -22,6 +22,13 @@ struct CaskCommand: ParsableCommand {
 }
 
 extension CaskCommand {
+    /// `cask` without a verb: the help, on standard error, and status 64 (it is a usage error;
+    /// `cask --help` asks for the help and exits 0).
+    func run() throws {
+        printError(Self.helpMessage())
+        throw Exit.usage
+    }
+
     /// Parses, runs, then flushes standard output: a failed write there ends with a message on
     /// standard error and status 74. An argument that is not valid UTF-8 is refused (status 64).
     static func main() {

@@ -201,6 +201,14 @@ import Testing
         }
     }
 
+    /// `cask` alone is a usage error (64) with the help on standard error; `--help` is not.
+    @Test func noVerbIsAUsageError() throws {
+        let (status, out, err) = try runCask([])
+        #expect(status == 64 && out.isEmpty && err.contains("SUBCOMMANDS"), "\(status) \(err)")
+        let (helpStatus, help, _) = try runCask(["--help"])
+        #expect(helpStatus == 0 && help.contains("SUBCOMMANDS"))
+    }
+
     @Test func versionIsPrinted() throws {
         let (status, out, _) = try runCask(["--version"])
         #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 3"), "\(out)")
