@@ -13,16 +13,14 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         let store = try openStore(directory, for: .read)
-        let result: (copiedBytes: Int, linkedBytes: Int)
-        do {
+        let result = try withStoreErrors { () throws -> (copiedBytes: Int, linkedBytes: Int) in
             defer { try? store.close() }
-            result = try store.backup(to: destination)
-        } catch .invalidOption(let text) {
-            printError("cask: \(text)")   // a destination that cannot be used: bad usage, not the store's fault
-            throw Exit.usage
-        } catch {
-            printError("cask: \(error)")
-            throw Exit.storeError
+            do {
+                return try store.backup(to: destination)
+            } catch CaskError.invalidOption(let text) {
+                printError("cask: \(text)")   // a destination that cannot be used: bad usage, not the store's fault
+                throw Exit.usage
+            }
         }
         print("backed up \(directory) to \(destination): \(Formatting.bytes(result.copiedBytes)) copied, \(Formatting.bytes(result.linkedBytes)) hard-linked")
     }

@@ -72,6 +72,14 @@ struct LRUList<Value> {
 
     @inlinable init() {}
 
+    /// Whether a node last used at `accessTime` is past an age limit of `ageMilliseconds`
+    /// (none when negative) at `now`: used more than the limit ago. The one rule the cache's
+    /// reads, writes and trims share.
+    @inlinable @inline(__always)
+    static func isAgedOut(accessTime: Int64, now: Int64, ageMilliseconds: Int64) -> Bool {
+        ageMilliseconds >= 0 && now - accessTime > ageMilliseconds
+    }
+
     /// The home slot of `hash` (bits above those that choose the shard).
     @inlinable @inline(__always)
     func home(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> 8) & slotMask }

@@ -139,7 +139,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     @inlinable @inline(__always)
     func isAgedOut(accessTime: Int64, now: Int64) -> Bool {
-        ageMilliseconds >= 0 && now - accessTime > ageMilliseconds
+        LRUList<Value>.isAgedOut(accessTime: accessTime, now: now, ageMilliseconds: ageMilliseconds)
     }
 
     // MARK: Access

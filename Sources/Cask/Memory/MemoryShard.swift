@@ -49,7 +49,8 @@ final class MemoryShard<Value>: @unchecked Sendable {
         let stamp = cask_use_stamp()
         guard let i = list.position(of: key, hash: hash) else { return .absent }
         let previousUse = list.order[Int(i)].accessTime
-        guard i != list.tail, ageMilliseconds < 0 || now - previousUse <= ageMilliseconds, stripes.hasRoom(s, at: now),
+        guard i != list.tail, !LRUList<Value>.isAgedOut(accessTime: previousUse, now: now, ageMilliseconds: ageMilliseconds),
+              stripes.hasRoom(s, at: now),
               let value = list.entries[Int(i)].value else { return .needsWriteLock }
         let (result, recordUse) = reader.read(value, previousUse: previousUse)
         let isRecorded = recordUse && tracksUses
@@ -64,7 +65,7 @@ final class MemoryShard<Value>: @unchecked Sendable {
         let s = stripes.lockRead()
         defer { stripes.unlockRead(s) }
         guard let i = list.position(of: key, hash: hash) else { return false }
-        if ageMilliseconds < 0 || now - list.order[Int(i)].accessTime <= ageMilliseconds { return true }
+        if !LRUList<Value>.isAgedOut(accessTime: list.order[Int(i)].accessTime, now: now, ageMilliseconds: ageMilliseconds) { return true }
         return nil
     }
 
