@@ -15,6 +15,9 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
     /// Kinds of call that can be made to fail.
     public enum Operation: String, Sendable, CaseIterable {
         case open, append, read, sync, syncDirectory, size, truncate, rename, remove, list, createDirectory, lock, overwrite
+        /// `mapReadOnly`: a faulted call returns nil (a failed `mmap`), so reads fall back to
+        /// ``FaultyFileSystem/read(_:into:at:)``.
+        case map
     }
 
     /// One planned failure.
@@ -42,6 +45,8 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
     private var faults: [Fault] = []
     private var counts: [Operation: Int] = [:]
     private var injected = 0
+    /// The path each open handle was opened with, so that an injected error names the file.
+    private var paths: [Int32: String] = [:]
 
     public init(wrapping base: any CaskFileSystem) { self.base = base }
 
@@ -75,29 +80,40 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
     }
 
     public func open(_ path: String, mode: CaskFileHandle.OpenMode) throws(CaskError) -> CaskFileHandle {
-        _ = try check(.open, path); return try base.open(path, mode: mode)
+        _ = try check(.open, path)
+        let handle = try base.open(path, mode: mode)
+        lock.withLock { paths[handle.rawValue] = path }
+        return handle
     }
-    public func close(_ handle: CaskFileHandle) { base.close(handle) }
+    public func close(_ handle: CaskFileHandle) {
+        lock.withLock { _ = paths.removeValue(forKey: handle.rawValue) }
+        base.close(handle)
+    }
+
+    /// The path `handle` was opened with (its number when unknown).
+    private func name(_ handle: CaskFileHandle) -> String {
+        lock.withLock { paths[handle.rawValue] } ?? "fd \(handle.rawValue)"
+    }
     public func append(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) -> Int {
-        if let f = try check(.append, "fd \(handle.rawValue)"), let n = f.shortWrite {
+        if let f = try check(.append, name(handle)), let n = f.shortWrite {
             return try base.append(handle, UnsafeRawBufferPointer(rebasing: buffer[0..<min(n, buffer.count)]))
         }
         return try base.append(handle, buffer)
     }
     public func read(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Int {
-        _ = try check(.read, "fd \(handle.rawValue)"); return try base.read(handle, into: buffer, at: offset)
+        _ = try check(.read, name(handle)); return try base.read(handle, into: buffer, at: offset)
     }
     public func sync(_ handle: CaskFileHandle) throws(CaskError) {
-        _ = try check(.sync, "fd \(handle.rawValue)"); try base.sync(handle)
+        _ = try check(.sync, name(handle)); try base.sync(handle)
     }
     public func syncDirectory(_ path: String) throws(CaskError) {
         _ = try check(.syncDirectory, path); try base.syncDirectory(path)
     }
     public func size(_ handle: CaskFileHandle) throws(CaskError) -> Int64 {
-        _ = try check(.size, "fd \(handle.rawValue)"); return try base.size(handle)
+        _ = try check(.size, name(handle)); return try base.size(handle)
     }
     public func truncate(_ handle: CaskFileHandle, to length: Int64) throws(CaskError) {
-        _ = try check(.truncate, "fd \(handle.rawValue)"); try base.truncate(handle, to: length)
+        _ = try check(.truncate, name(handle)); try base.truncate(handle, to: length)
     }
     public func rename(_ source: String, to destination: String) throws(CaskError) {
         _ = try check(.rename, source); try base.rename(source, to: destination)
@@ -112,11 +128,14 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
         _ = try check(.createDirectory, path); try base.createDirectory(path)
     }
     public func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool {
-        _ = try check(.lock, "fd \(handle.rawValue)"); return try base.tryLock(handle)
+        _ = try check(.lock, name(handle)); return try base.tryLock(handle)
     }
     public func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
-        _ = try check(.overwrite, "fd \(handle.rawValue)"); try base.overwrite(handle, buffer, at: offset)
+        _ = try check(.overwrite, name(handle)); try base.overwrite(handle, buffer, at: offset)
     }
-    public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { base.mapReadOnly(handle, length: length) }
+    public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? {
+        guard (try? check(.map, name(handle))) != nil else { return nil }   // the planned failure: no mapping
+        return base.mapReadOnly(handle, length: length)
+    }
     public func unmap(_ region: UnsafeRawBufferPointer) { base.unmap(region) }
 }

@@ -193,7 +193,7 @@ struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
 
     @Argument(help: "The store directory.") var directory: String
-    @Flag(help: "Repair first: remove damaged hint files, cut a torn tail, apply the salvage rule, drop the keys of damaged records (read as a read would), and rewrite sealed segments without their damaged bytes (never deletes a good record).") var repair = false
+    @Flag(help: "Repair first: remove damaged hint files, cut a torn tail, apply the salvage rule, drop the keys of damaged records (read as a read would), and rewrite sealed segments without their damaged bytes (never deletes a good record). Bytes that cannot be read (after three tries) are given up as damage: only --repair does that; every other verb fails instead and drops nothing.") var repair = false
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
@@ -216,7 +216,14 @@ struct Verify: ParsableCommand {
             // (recording no access): a damaged one's key is removed with a tombstone. The active
             // segment is sealed (it may hold damage that a later recovery would take for a torn
             // tail), and compaction rewrites the sealed segments that hold dead or damaged bytes.
-            let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
+            // Reads that keep failing read as zeros here (and only here): their records fail
+            // their checksums, and the damage rules give them up (format-spec.md, "A failed
+            // read is never damage"). A plain open refuses such a store instead.
+            let salvaging = SalvagingFileSystem(wrapping: POSIXFileSystem())
+            let store = try openStore(directory, for: .change) {
+                $0.compaction.isAutomatic = false
+                $0.fileSystem = salvaging
+            }
             let stats = store.statistics
             let (dropped, report) = try withStoreErrors { () throws -> (Int, CompactionReport) in
                 defer { try? store.close() }
@@ -227,6 +234,7 @@ struct Verify: ParsableCommand {
                 store.waitForBackgroundWork()   // the new hint files
                 return (dropped, rewritten)
             }
+            for range in salvaging.unreadable { print("repair: gave up unreadable bytes: \(range)") }
             print("repair: removed \(badHints.count) damaged hint files, cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery + stats.corruptRecords + dropped) keys dropped, \(report.segmentsCompacted) segments rewritten")
         }
         let progress = Progress("verify")
@@ -235,9 +243,10 @@ struct Verify: ParsableCommand {
             return try StoreVerifier(directory: directory).verify { done, total in progress.update(done, of: total) }
         }
         for p in report.problems { print("DAMAGED \(p)") }
+        for p in report.unreadable { print("UNREADABLE \(p)") }
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
         for file in report.leftovers { print("leftover (removed at the next open): \(file)") }
-        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems")")
+        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems, \(report.unreadable.count) unreadable ranges")")
         if !report.isClean { throw Exit.no }
     }
 }

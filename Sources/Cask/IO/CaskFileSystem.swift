@@ -95,6 +95,17 @@ extension CaskFileSystem {
         }
     }
 
+    /// Opens `path` for reading, or returns nil when it does not exist (ENOENT). Every other
+    /// failure throws: a file that is there but cannot be opened is an I/O error, never taken
+    /// for a missing one (format-spec.md, "Recovery", "A failed read is never damage").
+    func openIfPresent(_ path: String) throws(CaskError) -> CaskFileHandle? {
+        do throws(CaskError) {
+            return try open(path, mode: .read)
+        } catch .io(_, _, 2) {   // ENOENT
+            return nil
+        }
+    }
+
     /// Reads exactly `buffer.count` bytes at `offset`; returns false when the file ends first.
     @inlinable
     func readExactly(_ handle: CaskFileHandle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(CaskError) -> Bool {

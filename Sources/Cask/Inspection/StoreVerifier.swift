@@ -10,6 +10,8 @@ public struct StoreVerifier: Sendable {
         public var file: String
         public var offset: Int64
         public var message: String
+        /// Bytes the problem covers from `offset` (0 when it is not a byte range).
+        public var length: Int64 = 0
         public var description: String { "\(file):\(offset): \(message)" }
     }
 
@@ -25,25 +27,35 @@ public struct StoreVerifier: Sendable {
         /// Files the next open removes, which are not damage: hint files whose segment is gone
         /// (a compaction's output hint, momentarily, on a live store) and unfinished `*.tmp` files.
         public var leftovers: [String] = []
-        public var isClean: Bool { problems.isEmpty }
+        /// Byte ranges whose reads kept failing (an I/O error such as EIO, after retries). Not
+        /// damage: nothing is known of those bytes, and no open or read drops anything for them
+        /// (it fails instead). Retry later; `cask verify --repair` gives up the records there.
+        public var unreadable: [Problem] = []
+        /// No problem and no unreadable range.
+        public var isClean: Bool { problems.isEmpty && unreadable.isEmpty }
     }
 
     let directory: String
-    let fs: any CaskFileSystem
+    /// Reads through a ``SalvagingFileSystem``: a failed read is noted as unreadable (and reads
+    /// as zeros, whose damage is then not reported as such).
+    let fs: SalvagingFileSystem
 
     /// A verifier for the store in `directory`.
     public init(directory: String, fileSystem: any CaskFileSystem = POSIXFileSystem()) {
         self.directory = directory
-        self.fs = fileSystem
+        self.fs = SalvagingFileSystem(wrapping: fileSystem)
     }
 
     /// Verifies the store. `progress(done, total)` reports bytes as segments are read.
+    ///
+    /// A read that keeps failing (tried three times, then narrowed to 4 KiB pieces) is reported
+    /// in ``Report/unreadable``, not as damage; the bytes around it are still checked.
     ///
     /// Reads only: nothing is created, locked or changed, so a store that a process has open
     /// (even one writing) can be checked. A segment that the writer's compaction deletes during
     /// the check is skipped (its records live on in the compaction's output); the writer's
     /// newest segment may end in a record being written, reported as ``Report/tornTail``.
-    /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be read;
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
     ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment) and
     ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
@@ -67,7 +79,24 @@ public struct StoreVerifier: Sendable {
         }
         try checkHints(listing, sizes: sizes, into: &report)
         try checkSnapshot(listing, sizes: sizes, into: &report)
+        setAsideUnreadable(in: &report)
         return report
+    }
+
+    /// Reports every unreadable range, and drops the problems inside files that had one where
+    /// they overlap it (zeros read there fail their checks: that is not damage). A hint or
+    /// snapshot with an unreadable range is not called damaged at all.
+    private func setAsideUnreadable(in report: inout Report) {
+        let ranges = fs.unreadable
+        guard !ranges.isEmpty else { return }
+        report.unreadable = ranges.map { Problem(file: $0.path, offset: $0.offset, message: "\($0.count) bytes could not be read (errno \($0.errno)): not damage, the device failed the read; check the disk and run cask verify again (cask verify --repair gives up the records there)") }
+        func explained(_ p: Problem, end: Int64) -> Bool {
+            ranges.contains { r in
+                r.path == p.file && (!p.file.hasSuffix(".cask") || (r.offset < end && p.offset < r.offset + Int64(r.count)))
+            }
+        }
+        report.problems.removeAll { explained($0, end: $0.length > 0 ? $0.offset + $0.length : .max) }
+        if let torn = report.tornTail, explained(torn, end: .max) { report.tornTail = nil }
     }
 
     private func segmentSizes(_ listing: StoreDirectory) throws(CaskError) -> [UInt32: Int64] {
@@ -118,9 +147,9 @@ public struct StoreVerifier: Sendable {
     private func reportDamage(_ summary: SegmentScanner.Summary, path: String, isLastLog: Bool, size: Int64?, into report: inout Report) {
         if isLastLog, let first = summary.damage.first, !first.reachesEnd, StoreDirectory.tornTailStart(of: summary) != nil {
             let after = Int64(summary.validEnd) - Int64(first.end)
-            report.problems.append(Problem(file: path, offset: Int64(first.start), message: "\(first.end - first.start) damaged bytes: \(first.reason), followed by \(after) bytes of valid records in the newest segment, which a recovery after a crash would cut with it; run cask verify --repair"))
+            report.problems.append(Problem(file: path, offset: Int64(first.start), message: "\(first.end - first.start) damaged bytes: \(first.reason), followed by \(after) bytes of valid records in the newest segment, which a recovery after a crash would cut with it; run cask verify --repair", length: Int64(first.end - first.start)))
             for d in summary.damage.dropFirst() {
-                report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+                report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)", length: Int64(d.end - d.start)))
             }
             return
         }
@@ -130,7 +159,7 @@ public struct StoreVerifier: Sendable {
             return
         }
         for d in summary.damage {
-            report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)"))
+            report.problems.append(Problem(file: path, offset: Int64(d.start), message: "\(d.end - d.start) damaged bytes: \(d.reason)", length: Int64(d.end - d.start)))
         }
     }
 
@@ -153,7 +182,7 @@ public struct StoreVerifier: Sendable {
             return
         }
         var input = SnapshotInput(handle: handle, fs: fs)
-        let header = input.header()
+        let header = try input.header()
         let problem: String? = bytes.withUnsafeBytes { raw -> String? in
             guard raw.count >= minimum, let header else { return "its header is damaged" }
             guard header.fileSize == raw.count else { return "its counts make \(header.fileSize) bytes, the file has \(raw.count)" }
@@ -166,7 +195,7 @@ public struct StoreVerifier: Sendable {
             report.problems.append(Problem(file: path, offset: 0, message: "index snapshot damaged (\(problem)); the next open ignores it and reads the hint files (a writer's open deletes it)"))
             return
         }
-        guard let header, let marks = input.marks(count: header.segments) else { return }
+        guard let header, let marks = try input.marks(count: header.segments) else { return }
         // Segments only grow (by appends) or go away whole (compaction): one shorter than at
         // the last clean close lost its end, and the records that were there.
         for m in marks {

@@ -8,89 +8,113 @@ extension IndexSnapshot {
     /// never an error, open then loads the hint files (format-spec.md, "Index snapshot").
     /// Each section is read straight into the array that keeps it; nothing is allocated
     /// before the header's counts agree with the file's size.
-    static func load(from directory: String, segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) -> Restored? {
-        guard let handle = try? fs.open(FileNames.join(directory, fileName), mode: .read) else { return nil }
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when a read of the snapshot or of a
+    ///   segment's tail fails: a failed read is never taken for a stale snapshot or for damage
+    ///   (format-spec.md, "A failed read is never damage"), and nothing has changed.
+    static func load(from directory: String, segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) throws(CaskError) -> Restored? {
+        guard let handle = try fs.openIfPresent(FileNames.join(directory, fileName)) else { return nil }
         defer { fs.close(handle) }
         var input = SnapshotInput(handle: handle, fs: fs)
-        guard let header = input.header(), header.segments == segments.count,
-              (try? fs.size(handle)) == Int64(header.fileSize),
-              let marks = input.marks(count: header.segments), let changed = changedTails(marks, segments, fs: fs),
-              let s = readSections(header, marks: marks, after: input),
+        guard let header = try input.header(), header.segments == segments.count,
+              try fs.size(handle) == Int64(header.fileSize),
+              let marks = try input.marks(count: header.segments), let changed = try changedTails(marks, segments, fs: fs),
+              let s = try readSections(header, marks: marks, after: input),
               let index = KeyIndex(restoring: s.entries, expiries: s.expiries, keys: s.keys, slots: s.slots, seed: header.seed),
               let pins = decodePins(s.pinBytes, count: header.pins, in: marks) else { return nil }
         var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
-        guard changed.isEmpty || checkChangedTails(&restored, changed: changed, segments: segments) else { return nil }
+        if !changed.isEmpty {
+            guard try checkChangedTails(&restored, changed: changed, segments: segments) else { return nil }
+        }
         return restored
     }
 
     /// The sections after the segment marks, read on two threads at once (the entries, decoded
     /// and checked, on this one; the slots, keys and pin records beside it), so that reading
     /// the file overlaps decoding it; nil unless every read completes and the trailer holds the
-    /// checksum of the whole file (the parts' checksums combined, in file order).
-    private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput) -> SectionReads? {
+    /// checksum of the whole file (the parts' checksums combined, in file order). Throws the
+    /// first failed read of either thread.
+    private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput) throws(CaskError) -> SectionReads? {
         let slotsLength = header.slots * slotSize, entriesLength = header.entries * entrySize
         let restLength = header.keyBytes + header.pins * pinSize + header.pinKeyBytes
         let slotsAt = prefix.position, entriesAt = slotsAt + Int64(slotsLength)
         let restAt = entriesAt + Int64(entriesLength), trailerAt = restAt + Int64(restLength)
         let reads = SectionReads()
         DispatchQueue.concurrentPerform(iterations: 2) { part in
-            if part == 0 {
-                var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: entriesAt)
-                reads.entryResult = input.entries(count: header.entries, in: marks)
-                reads.entryChecksum = input.checksum
-            } else {
-                var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: slotsAt)
-                reads.slotResult = input.slots(count: header.slots)
-                reads.slotChecksum = input.checksum
-                var rest = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: restAt)
-                reads.keyResult = rest.bytes(count: header.keyBytes)
-                reads.pinResult = rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
-                reads.restChecksum = rest.checksum
+            do throws(CaskError) {
+                if part == 0 {
+                    var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: entriesAt)
+                    reads.entryResult = try input.entries(count: header.entries, in: marks)
+                    reads.entryChecksum = input.checksum
+                } else {
+                    var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: slotsAt)
+                    reads.slotResult = try input.slots(count: header.slots)
+                    reads.slotChecksum = input.checksum
+                    var rest = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: restAt)
+                    reads.keyResult = try rest.bytes(count: header.keyBytes)
+                    reads.pinResult = try rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
+                    reads.restChecksum = rest.checksum
+                }
+            } catch {
+                reads.failures[part] = error
             }
         }
+        if let failure = reads.failures[0] ?? reads.failures[1] { throw failure }
         var whole = prefix.checksum
         for (sum, length) in [(reads.slotChecksum, slotsLength), (reads.entryChecksum, entriesLength), (reads.restChecksum, restLength)] {
             whole = CRC32C.combine(whole, sum, secondLength: length)
         }
         var trailer = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: trailerAt)
-        guard reads.isComplete, trailer.trailerHolds(checksum: whole) else { return nil }
+        guard reads.isComplete, try trailer.trailerHolds(checksum: whole) else { return nil }
         return reads
     }
 
     /// Nil unless the segments are the ones the snapshot describes (same ids and sizes, in
     /// order); then the ids of those whose last bytes changed since (damage: the rest of a
-    /// segment is checked record by record on read, as always).
-    private static func changedTails(_ marks: [SegmentMark], _ segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) -> [UInt32: Int64]? {
+    /// segment is checked record by record on read, as always). A tail that cannot be read
+    /// throws: it is not a changed one.
+    private static func changedTails(_ marks: [SegmentMark], _ segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) throws(CaskError) -> [UInt32: Int64]? {
         var changed: [UInt32: Int64] = [:]
         for (m, s) in zip(marks, segments) {
             guard m.id == s.file.id, m.size == s.size else { return nil }
-            if (try? tailChecksum(of: s.file.handle, size: s.size, fs: fs)) != m.tailChecksum { changed[m.id] = m.size }
+            // Nil only when the file ended before `size`: it is not the segment the snapshot saw.
+            guard let tail = try tailChecksum(of: s.file.handle, size: s.size, fs: fs) else { return nil }
+            if tail != m.tailChecksum { changed[m.id] = m.size }
         }
         return changed
     }
 
     /// Reads every entry's record that lies in a changed tail. A record that fails its checksum
     /// is damage: its key leaves the index (listed in `damagedKeys`, for a tombstone). A record
-    /// that is intact but not the entry's (another key or sequence) means the segment is not
-    /// the one the snapshot saw: false, and the snapshot is not used.
-    private static func checkChangedTails(_ restored: inout Restored, changed: [UInt32: Int64], segments: [(file: SegmentFile, size: Int64)]) -> Bool {
+    /// that is intact but not the entry's (another key or sequence), or a file that ends before
+    /// the record, means the segment is not the one the snapshot saw: false, and the snapshot is
+    /// not used. A read that fails throws before anything is removed: only bytes that were read
+    /// and fail their checksum are damage.
+    private static func checkChangedTails(_ restored: inout Restored, changed: [UInt32: Int64], segments: [(file: SegmentFile, size: Int64)]) throws(CaskError) -> Bool {
         var files: [UInt32: SegmentFile] = [:]
         for s in segments where changed[s.file.id] != nil { files[s.file.id] = s.file }
         var damaged: [(key: [UInt8], file: String, offset: UInt32)] = []
         var foreign = false
+        var failure: CaskError?
         restored.index.forEachEntry { key, e in
-            guard let size = changed[e.segment], Int64(e.offset) + Int64(e.recordSize) > size - Int64(tailLength),
+            guard failure == nil, let size = changed[e.segment], Int64(e.offset) + Int64(e.recordSize) > size - Int64(tailLength),
                   let file = files[e.segment] else { return }
             var bytes = [UInt8](repeating: 0, count: e.recordSize)
-            let read = (try? bytes.withMutableBytes { raw throws(CaskError) in
-                try file.fileSystem.readExactly(file.handle, into: raw, at: Int64(e.offset)) }) ?? false
-            guard read, case .record(let h) = bytes.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) else {
+            do throws(CaskError) {
+                let complete = try bytes.withMutableBytes { raw throws(CaskError) in
+                    try file.fileSystem.readExactly(file.handle, into: raw, at: Int64(e.offset)) }
+                guard complete else { foreign = true; return }
+            } catch {
+                failure = error
+                return
+            }
+            guard case .record(let h) = bytes.withUnsafeBytes({ RecordCodec.decode($0, at: 0) }) else {
                 damaged.append((Array(key), file.path, e.offset))
                 return
             }
             let sameKey = bytes.withUnsafeBytes { key.elementsEqual(UnsafeRawBufferPointer(rebasing: $0[Format.recordHeaderSize..<(Format.recordHeaderSize + min(h.keyLength, e.recordSize - Format.recordHeaderSize))])) }
             if h.sequence != e.sequence || !sameKey { foreign = true }
         }
+        if let failure { throw failure }
         guard !foreign else { return false }
         for d in damaged { d.key.withUnsafeBytes { _ = restored.index.removeValue(forKey: $0) } }
         restored.damagedRecords = damaged.map { DamagedRecord(key: String(decoding: $0.key, as: UTF8.self), file: $0.file, offset: $0.offset) }
@@ -140,6 +164,8 @@ private final class SectionReads: @unchecked Sendable {
     var entryResult: (ContiguousArray<StoredIndexEntry>, [Int64])?
     var keyResult: [UInt8]?
     var pinResult: [UInt8]?
+    /// A failed read of either thread (index: the part).
+    var failures: [CaskError?] = [nil, nil]
     var slotChecksum: UInt32 = 0
     var entryChecksum: UInt32 = 0
     /// Of the keys and the pin records (one run of the file).

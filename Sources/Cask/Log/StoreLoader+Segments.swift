@@ -3,10 +3,12 @@ import Logging
 
 /// Loading one segment: from its hint file, or by scanning it (recovery steps 3, 5, 6 and 7).
 extension StoreLoader {
-    /// Applies a valid hint file; false (after logging) when it is missing or invalid.
+    /// Applies a valid hint file; false (after logging) when it is missing or invalid. A read
+    /// that fails throws: the segment is not scanned around it (with damage in the segment, a
+    /// scan without its hint would drop more keys than the hint's list of what was lost).
     mutating func loadHint(_ segment: SegmentFile, size: Int64) throws(CaskError) -> Bool {
         let path = FileNames.join(directory, FileNames.hint(segment.id))
-        guard let handle = try? fs.open(path, mode: .read) else { return false }
+        guard let handle = try fs.openIfPresent(path) else { return false }
         defer { fs.close(handle) }
         let bytes = try fs.readWholeFile(handle)
         let id = segment.id
@@ -45,12 +47,13 @@ extension StoreLoader {
 
     /// The records a segment's intact hint file lists (offset: sequence and key), read against
     /// the segment size the hint records: after the segment was damaged or cut, exactly what it
-    /// held. Nil when the hint is missing or fails its own checks.
-    func hintedRecords(of segment: SegmentFile) -> [Int: LostRecord]? {
+    /// held. Nil when the hint is missing or fails its own checks; a failed read throws (without
+    /// the list, damage would cost every key the salvage rule reaches).
+    func hintedRecords(of segment: SegmentFile) throws(CaskError) -> [Int: LostRecord]? {
         let path = FileNames.join(directory, FileNames.hint(segment.id))
-        guard let handle = try? fs.open(path, mode: .read) else { return nil }
+        guard let handle = try fs.openIfPresent(path) else { return nil }
         defer { fs.close(handle) }
-        guard let bytes = try? fs.readWholeFile(handle) else { return nil }
+        let bytes = try fs.readWholeFile(handle)
         var records: [Int: LostRecord] = [:]
         let failure = bytes.withUnsafeBytes { raw -> HintFile.Failure? in
             guard let size = HintFile.recordedSegmentSize(raw) else { return .invalid("too short") }

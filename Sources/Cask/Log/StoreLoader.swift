@@ -80,10 +80,10 @@ struct StoreLoader {
     mutating func load(_ snapshot: Snapshot) throws(CaskError) -> StoreState {
         let (listing, opened) = (snapshot.listing, snapshot.opened)
         let restored = listing.names.contains(IndexSnapshot.fileName)
-            ? IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs) : nil
+            ? try IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs) : nil
         try removeLeftovers(listing)
         if let restored { return try start(from: restored, listing: listing, opened: opened) }
-        index = KeyIndex(capacity: expectedEntries(listing))
+        index = KeyIndex(capacity: try expectedEntries(listing))
         let current = try removeClearedSegments(opened)
         let kept = try loadRecords(current, hinted: listing.hintIDs)
         let dropped = applySalvageRule()
@@ -100,16 +100,17 @@ struct StoreLoader {
     /// them instead of growing (and briefly holding two tables) as it fills. Only a hint, read
     /// before any check: a count is believed only up to what the file's size can hold (an entry
     /// takes at least 6 bytes), so a damaged or hostile header cannot make the open reserve
-    /// more memory than the hint file's own size would justify.
-    private func expectedEntries(_ listing: StoreDirectory) -> Int {
+    /// more memory than the hint file's own size would justify. A read that fails throws (the
+    /// hint would fail again when it is loaded, and open must not go on around it).
+    private func expectedEntries(_ listing: StoreDirectory) throws(CaskError) -> Int {
         var total = 0
         for id in listing.hintIDs {
-            guard let handle = try? fs.open(listing.hintPath(id), mode: .read) else { continue }
+            guard let handle = try fs.openIfPresent(listing.hintPath(id)) else { continue }
             defer { fs.close(handle) }
-            guard let size = try? fs.size(handle) else { continue }
+            let size = try fs.size(handle)
             let room = max(0, (Int(size) - Format.hintHeaderSize - Format.hintTrailerSize) / HintEntryCodec.minimumSize)
             var header = [UInt8](repeating: 0, count: Format.hintHeaderSize)
-            let complete = (try? header.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }) ?? false
+            let complete = try header.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }
             if complete { total += Int(min(header.withUnsafeBytes { $0.u64(32) }, UInt64(room))) }
         }
         return total
@@ -205,7 +206,7 @@ struct StoreLoader {
                 continue
             }
             let nextLogMinimum = loaded[(position + 1)...].first(where: { $0.header?.kind == .log })?.header?.minimumSequence
-            let listed = hinted.contains(id) ? hintedRecords(of: segment.file) : nil
+            let listed = hinted.contains(id) ? try hintedRecords(of: segment.file) : nil
             if let size = try scan(segment, isLast: id == lastLogID, nextLogMinimum: nextLogMinimum, listed: listed) {
                 var updated = segment
                 updated.size = size
@@ -305,7 +306,7 @@ struct StoreLoader {
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted)
         }
-        noteHintFiles(listing, in: &state)
+        try noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {
             state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
         }
@@ -327,7 +328,7 @@ struct StoreLoader {
         guard let newest = kept.last, newest.file.id == listing.segmentIDs.last,
               let header = newest.header, header.kind == .log, newest.version == Format.version,
               restoredFromSnapshot || loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
-              let hints = restoredFromSnapshot ? .continuingUnknownRecords() : readHintBuilder(of: newest) else { return nil }
+              let hints = restoredFromSnapshot ? .continuingUnknownRecords() : try readHintBuilder(of: newest) else { return nil }
         let path = newest.file.path
         let handle = try fs.open(path, mode: .appendOrCreate)
         let file = SegmentFile(id: newest.file.id, path: path, handle: handle, fileSystem: fs, mapLength: options.segmentSize)
@@ -336,12 +337,13 @@ struct StoreLoader {
         return SegmentWriter(file: file, size: newest.size, bufferCapacity: options.writeBufferSize, hints: hints)
     }
 
-    /// The hint entries of a segment, as a builder for the writer that continues it.
-    private func readHintBuilder(of segment: Loaded) -> HintBuilder? {
+    /// The hint entries of a segment, as a builder for the writer that continues it; nil when
+    /// the hint is gone or invalid (the segment is then sealed, not continued). A failed read throws.
+    private func readHintBuilder(of segment: Loaded) throws(CaskError) -> HintBuilder? {
         let path = FileNames.join(directory, FileNames.hint(segment.file.id))
-        guard let handle = try? fs.open(path, mode: .read) else { return nil }
+        guard let handle = try fs.openIfPresent(path) else { return nil }
         defer { fs.close(handle) }
-        guard let bytes = try? fs.readWholeFile(handle) else { return nil }
+        let bytes = try fs.readWholeFile(handle)
         return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
     }
 
@@ -355,12 +357,12 @@ struct StoreLoader {
     }
 
     /// Records the sizes of the hint files of `state`'s segments (file bytes, backups, listings).
-    private func noteHintFiles(_ listing: StoreDirectory, in state: inout StoreState) {
+    /// A hint file that cannot be opened or measured throws: the byte limit counts it.
+    private func noteHintFiles(_ listing: StoreDirectory, in state: inout StoreState) throws(CaskError) {
         for id in listing.hintIDs where state.segments[id] != nil {
-            if let h = try? fs.open(listing.hintPath(id), mode: .read) {
-                state.hintBytes[id] = (try? fs.size(h)) ?? 0
-                fs.close(h)
-            }
+            guard let h = try fs.openIfPresent(listing.hintPath(id)) else { continue }
+            defer { fs.close(h) }
+            state.hintBytes[id] = try fs.size(h)
         }
     }
 
@@ -374,7 +376,7 @@ struct StoreLoader {
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted)
         }
-        noteHintFiles(listing, in: &state)
+        try noteHintFiles(listing, in: &state)
         state.index = index
         trimIndex(&state)
         state.stats = stats
