@@ -226,13 +226,18 @@ struct Verify: ParsableCommand {
             }
             let stats = store.statistics
             let (dropped, report) = try withStoreErrors { () throws -> (Int, CompactionReport) in
-                defer { try? store.close() }
-                let dropped = try store.scrub()
-                let damaged = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
-                if damaged { try store.sealActiveSegment() }
-                let rewritten = damaged ? try store.compact() : CompactionReport()
-                store.waitForBackgroundWork()   // the new hint files
-                return (dropped, rewritten)
+                do {
+                    let dropped = try store.scrub()
+                    let damaged = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
+                    if damaged { try store.sealActiveSegment() }
+                    let rewritten = damaged ? try store.compact() : CompactionReport()
+                    store.waitForBackgroundWork()   // the new hint files
+                    try store.close()   // its failure is the repair's: what it wrote must be durable
+                    return (dropped, rewritten)
+                } catch {
+                    try? store.close()   // the first error is the one reported
+                    throw error
+                }
             }
             for range in salvaging.unreadable { print("repair: gave up unreadable bytes: \(range)") }
             print("repair: removed \(badHints.count) damaged hint files, cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery + stats.corruptRecords + dropped) keys dropped, \(report.segmentsCompacted) segments rewritten")

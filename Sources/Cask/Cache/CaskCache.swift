@@ -129,6 +129,7 @@ public final class CaskCache: Sendable {
 
     /// The shared default cache (`CaskCache.defaultDirectory(name: "cask")`), opened on first use.
     /// Nil when it cannot be opened (for example, when another process holds it).
+    // `try?`: documented as nil on failure; opening reads, and a failed read changes nothing.
     public static let shared: CaskCache? = try? CaskCache(directory: defaultDirectory(name: "cask"))
 
     func emit(_ event: CacheEvent) { options.eventHandler?(event) }

@@ -33,6 +33,7 @@ extension DiskStore {
         var copied = 0, linked = 0
         for segment in plan.segments {
             let target = FileNames.join(destination, FileNames.segment(segment.file.id))
+            // Harmless `try?`: a link that fails falls back to copying the bytes (which throws).
             if segment.mayLink, (try? fs.link(segment.file.path, to: target)) != nil {
                 linked += Int(segment.size)
                 if let hint = segment.hintPath { try? fs.link(hint, to: FileNames.join(destination, FileNames.hint(segment.file.id))) }

@@ -11,7 +11,8 @@ extension DiskStore {
                     try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
                     state.withLock { s in
                         if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }
-                        else { try? s.fs.remove(FileNames.join(directory, FileNames.hint(id))) }
+                        else { try? s.fs.remove(   // harmless: an orphan hint, which the next open removes
+FileNames.join(directory, FileNames.hint(id))) }
                     }
                 } catch {
                     state.withLock { $0.stats.backgroundFailures += 1 }

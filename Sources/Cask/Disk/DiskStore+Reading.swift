@@ -56,6 +56,7 @@ extension DiskStore {
     /// record: one made under the lock is dropped by the next change (``RecordObserver``).
     func whileLive(_ key: String, sequence: UInt64, _ body: () -> Void) -> Bool {
         withUTF8(key) { keyBytes in
+            // Harmless `try?`: the body throws nothing (no I/O); only the closure's type does.
             (try? state.withLock { s throws(CaskError) -> Bool in
                 guard !s.isClosed, s.index.entry(forKey: keyBytes)?.sequence == sequence else { return false }
                 body()

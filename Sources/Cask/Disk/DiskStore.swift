@@ -93,7 +93,7 @@ public final class DiskStore: Sendable {
     deinit {
         ticker?.stop()
         compactor?.stop()
-        try? close()
+        try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
     }
 
     // MARK: Writing
@@ -267,6 +267,8 @@ public final class DiskStore: Sendable {
             let old = Array(s.segments.keys)
             try s.clear()
             s.settleAwaitingAsCleared()
+            // Harmless `try?`s: the clearing segment is durable, so these files are dead whatever
+            // happens to them; the next open removes any that remain (recovery step 2).
             for id in old {
                 try? s.fs.remove(FileNames.join(s.directory, FileNames.segment(id)))
                 try? s.fs.remove(FileNames.join(s.directory, FileNames.hint(id)))

@@ -19,6 +19,8 @@ extension Compactor {
         // Expired items are dropped first so that their bytes can go: on every forced pass,
         // at most once a second otherwise (the sweep walks the whole index).
         if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
+            // Harmless `try?`: a failed tombstone append leaves expired items in the index, where
+            // reads find them gone; the next sweep tries again. Nothing is read here.
             _ = try? s.removeExpired(now: now, tombstoneIfNeeded: true)
             s.lastExpirySweep = now
         }

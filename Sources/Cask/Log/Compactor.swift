@@ -243,6 +243,9 @@ struct Compactor {
     /// Removes a failed pass's output and hint. An output renamed into place but not made durable
     /// (the directory sync failed) must not outlive the pass unknown to the index, or a later pass
     /// could drop a tombstone that its copies still need.
+    /// Harmless `try?`s: each removal is of a file no index entry points at, and what a failed
+    /// one leaves is removed by the next open (temporary and orphan files) or kept track of
+    /// (`lingeringMinimumSequence`) until then.
     private func removeFailedOutput(plan: Plan, temporary: String, renamed: Bool, lowestSequence: UInt64) {
         try? fs.remove(temporary)
         try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
@@ -338,7 +341,17 @@ struct Compactor {
         options.logger.error("compaction found \(orphans.count) index entries without a valid record; keys dropped")
         let now = options.clock.now
         state.withLock { s in
-            for key in orphans { _ = try? key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) } }
+            // The keys are already out of the index (they had no valid record: damage read as
+            // such, never a failed read, which fails the pass before its switch). A failed
+            // tombstone append is counted and logged; the key stays absent in this process.
+            for key in orphans {
+                do throws(CaskError) {
+                    try key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) }
+                } catch {
+                    s.stats.backgroundFailures += 1
+                    options.logger.warning("could not write the tombstone of a damaged key: \(error)")
+                }
+            }
         }
     }
 

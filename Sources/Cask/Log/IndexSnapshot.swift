@@ -115,7 +115,7 @@ extension IndexSnapshot {
             fs.close(handle)
         } catch {
             fs.close(handle)
-            try? fs.remove(temporary)
+            try? fs.remove(temporary)   // harmless: an unfinished temporary file, removed by the next open too
             throw error
         }
         do throws(CaskError) { try fs.rename(temporary, to: path) } catch {

@@ -17,7 +17,7 @@ enum StoreFiles {
             try fs.syncDirectory(directory)
         } catch {
             fs.close(handle)
-            try? fs.remove(path)
+            try? fs.remove(path)   // harmless: a segment no record was written to; open removes an empty one too
             throw error
         }
         return SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: mapLength)
@@ -35,14 +35,14 @@ enum StoreFiles {
             fs.close(handle)
         } catch {
             fs.close(handle)
-            try? fs.remove(temporary)
+            try? fs.remove(temporary)   // harmless: an unfinished temporary file, which open removes too
             throw error
         }
         if name.hasSuffix(FileNames.hintSuffix) { CrashPoint.hintBeforeRename.reach() }
         do throws(CaskError) {
             try fs.rename(temporary, to: path)
         } catch {
-            try? fs.remove(temporary)
+            try? fs.remove(temporary)   // harmless: as above
             throw error
         }
         try fs.syncDirectory(directory)

@@ -49,6 +49,7 @@ final class StoreLock: Sendable {
             if attempt < 6 { usleep(useconds_t(1000 << attempt)) }
         }
         guard locked else {
+            // Harmless `try?`: the owner's pid only names it in the message; a failed read names none.
             var bytes = [UInt8](repeating: 0, count: 32)
             let n = (try? bytes.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
             fs.close(handle)
@@ -57,8 +58,16 @@ final class StoreLock: Sendable {
         }
         // The generation goes on from the previous owner's, so that a reader never sees the
         // same value before and after a reopen.
+        // A failed read throws (the open fails): taking it for an empty file would restart the
+        // generation, and a reader could miss this reopen.
         var previous = [UInt8](repeating: 0, count: LockFileContent.size)
-        let read = (try? previous.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
+        let read: Int
+        do throws(CaskError) {
+            read = try previous.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }
+        } catch {
+            fs.close(handle)
+            throw error
+        }
         let first = (previous.prefix(read).withUnsafeBytes { LockFileContent.generation(in: $0) } ?? 0) / 2 * 2 + 2
         // The lock is ours: the file can be rewritten whole (a second descriptor without
         // O_APPEND, so that the generation can be written in place; closing it keeps the lock).
@@ -93,6 +102,8 @@ final class StoreLock: Sendable {
         try write(generation: start)
         generation.store(start, ordering: .relaxed)
         do throws(CaskError) { try deletions() } catch {
+            // Harmless `try?`: the deletions' error is the one thrown; an odd generation left
+            // behind only makes readers load again, and the next pass writes it again.
             if (try? write(generation: start + 1)) != nil { generation.store(start + 1, ordering: .relaxed) }
             throw error
         }

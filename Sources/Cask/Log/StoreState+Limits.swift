@@ -38,6 +38,8 @@ extension StoreState {
         }
         guard let entry = found else { return nil }
         if let cause = Self.goneCause(entry, now: now, ageLimit: age) {
+            // Harmless `try?`: a failed append leaves the gone item in the index, where every
+            // read still finds it gone (this check), and the next read or sweep evicts it again.
             if !options.isReadOnly { try? evict(key, cause: cause, now: now, tombstoneIfNeeded: true) }
             return nil
         }
