@@ -159,6 +159,24 @@ import Testing
         #expect(try Self.contents(dir.path).count == 60)
     }
 
+    /// The lock file's first read (the previous owner's generation, which readers compare)
+    /// failing fails the open: taking it for an empty file would restart the generation.
+    @Test func aFailedReadOfTheLockFileFailsTheOpen() throws {
+        let dir = TemporaryDirectory()
+        let source = try Self.makeStore(.snapshot, in: dir)
+        let faulty = FaultyFileSystem(wrapping: POSIXFileSystem())
+        faulty.inject(.init(operation: .read, at: 1, errno: EIO))
+        var o = options()
+        o.fileSystem = faulty
+        do {
+            _ = try DiskStore(directory: source, options: o)
+            Issue.record("the open went on past a failed read of the lock file")
+        } catch {
+            #expect(Self.isInjectedEIO(error) && "\(error)".contains("LOCK"), "\(error)")
+        }
+        #expect(try Self.contents(source).count == 60)
+    }
+
     /// `verify` reports a read that keeps failing as unreadable, not as damage; `--repair`'s
     /// salvaging file system gives those bytes up as damage, and nothing else.
     @Test func verifyReportsUnreadableBytesAndOnlyRepairGivesThemUp() throws {
