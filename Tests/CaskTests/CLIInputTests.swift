@@ -112,6 +112,24 @@ import Testing
         #expect(try listedKeys(dir).sorted() == ["empty", "k", "p"])
     }
 
+    /// `trim --date` takes a plain ISO 8601 date (midnight UTC, as its help says) and full
+    /// date-times with or without a zone (a plain date was refused with status 64).
+    @Test func trimTakesAPlainDateOrADateTime() throws {
+        let dir = try store()
+        for date in ["2000-01-01", "2000-01-01T10:00:00Z", "2000-01-01T10:00:00", "2000-01-01T10:00:00+02:00", "2000-01-01T10:00:00.5-05:00"] {
+            let (status, out, err) = try runCask(["trim", dir.path, "--date", date])
+            #expect(status == 0 && out == "removed 0 items; 1 remain\n", "--date \(date): \(out) \(err)")
+        }
+        for bad in ["2027-02-30", "2027-01-01T25:00:00Z", "2027-01-01T10:00:00Zjunk", "01/02/2027"] {
+            let (status, _, err) = try runCask(["trim", dir.path, "--date", bad])
+            #expect(status == 64 && err.contains("--date") && err.contains("midnight UTC"), "--date \(bad): \(err)")
+        }
+        let help = try runCask(["trim", "--help"]).1.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("a plain date means midnight UTC"), "\(help)")
+        let (status, out, _) = try runCask(["trim", dir.path, "--date", "2100-01-01"])
+        #expect(status == 0 && out == "removed 1 items; 0 remain\n", "\(out)")
+    }
+
     @Test func aNegativeCountIsAUsageErrorAndTrimReportsWhatItRemoved() throws {
         let dir = try store()
         for i in 0..<4 { #expect(try runCask(["put", dir.path, "k\(i)", "x"]).0 == 0) }
