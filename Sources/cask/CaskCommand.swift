@@ -9,7 +9,7 @@ struct CaskCommand: ParsableCommand {
         commandName: "cask",
         abstract: "Inspect, verify and compact Cask stores.",
         discussion: """
-            Exit status: 0 success; 1 the answer is no (a missing key, problems found by verify); \
+            Exit status: 0 success; 1 the answer is no (a missing key or segment, problems found by verify); \
             3 the store could not be used (locked, not a store, newer format, I/O failure); \
             64 bad usage or input (an unknown verb or option, a value out of range, a --file that \
             cannot be opened or is a folder); \
