@@ -206,10 +206,10 @@ struct Verify: ParsableCommand {
             let found = try withStoreErrors { try StoreVerifier(directory: directory).verify() }
             let badHints = Set(found.problems.map(\.file).filter { $0.hasSuffix(".hint") })
             for hint in badHints.sorted() {
-                do { try FileManager.default.removeItem(atPath: hint) } catch {
-                    printError("cask: cannot remove the damaged hint file \(hint): \(error.localizedDescription); check the folder's permissions")
-                    throw Exit.storeError
-                }
+                guard unlink(hint) != 0, errno != ENOENT else { continue }   // removed (or gone already)
+                let code = errno
+                printError("cask: cannot remove the damaged hint file \(hint): \(String(cString: strerror(code))) (errno \(code)); check the permissions of its folder, then run the repair again")
+                throw Exit.storeError
             }
             // Opening the store performs the recovery of format-spec.md (a torn tail is cut, the
             // salvage rule applied). The scrub then reads every live record as a read would

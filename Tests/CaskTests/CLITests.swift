@@ -229,6 +229,21 @@ import Testing
         for i in 0..<200 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 90)) }
     }
 
+    /// `verify --repair` that may not remove a damaged hint file (run as nobody) names the file,
+    /// the error and its errno (it printed Foundation's text, without the errno), and keeps it.
+    @Test(.enabled(if: canRunAsNobody, "needs root to run cask as user nobody"))
+    func repairThatCannotRemoveADamagedHintNamesTheErrno() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 200, segmentSize: 4096)
+        let hint = dir.file(try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted().first))
+        try flipByte(hint, at: 40)
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let (_, out) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) verify \(dir.path) --repair; echo \" status=$?\"")
+        #expect(out.contains("status=3") && out.contains("cannot remove the damaged hint file \(hint): Permission denied (errno 13)")
+                && out.contains("permissions"), "\(out)")
+        #expect(FileManager.default.fileExists(atPath: hint))
+    }
+
     @Test func foreignAndMissingDirectoriesAreRefusedWithoutChanges() throws {
         let dir = TemporaryDirectory()
         try Data("mine".utf8).write(to: URL(fileURLWithPath: dir.file("notes.txt")))
