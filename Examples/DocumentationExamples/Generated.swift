@@ -179,7 +179,7 @@ func example_LimitsAndEviction_2() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 16
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18
 func example_MultiProcessAndReadOnly_1() throws {
     let directory = NSTemporaryDirectory() + "locked-example"
     let first = try DiskStore(directory: directory)
@@ -194,7 +194,7 @@ func example_MultiProcessAndReadOnly_1() throws {
     try first.close()
 }
 
-// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 50
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 52
 func example_MultiProcessAndReadOnly_2() throws {
     let directory = NSTemporaryDirectory() + "shared-example"
     let writer = try DiskStore(directory: directory)

@@ -12,7 +12,9 @@ import Darwin
 /// Failures never leave a store half-changed in memory: when an operation throws, what was
 /// stored before the call is still readable.
 public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The store directory is already open, in this process or another (`ownerPID` when known).
+    /// The store directory is already open, in this process or another (`ownerPID` when known;
+    /// the caller's own pid when another instance in this process holds it, which the
+    /// description says in those words).
     case storeLocked(path: String, ownerPID: Int32?)
     /// A file in the store does not start with Cask's magic bytes.
     case notACaskStore(file: String)
@@ -54,6 +56,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, naming the path, and the fix.
     public var description: String {
         switch self {
+        case let .storeLocked(path, pid) where pid == getpid():
+            return "store at \(path) is already open in this process (another DiskStore or CaskCache instance on the same directory); close that instance first, or share it (both are Sendable)"
         case let .storeLocked(path, pid):
             let owner = pid.map { "process \($0)" } ?? "another process or handle"
             return "store at \(path) is open in \(owner); close it there first"

@@ -2,15 +2,17 @@ import ArgumentParser
 import Cask
 import Foundation
 
-/// Exit statuses: 0 success; 1 the answer is "no" (missing key, verification found problems);
-/// 3 the store could not be used (locked, not a store, newer format, I/O failure); 64 bad usage
-/// (EX_USAGE: an unknown verb or option, a value out of range); 74 standard output could not be
-/// written (EX_IOERR).
+/// Exit statuses: 0 success; 1 the answer is "no" (a missing key or segment, verification found
+/// problems); 3 the store could not be used (locked, not a store, newer format, I/O failure);
+/// 64 bad usage or input (EX_USAGE: an unknown verb or option, a value out of range, a value
+/// file that cannot be opened or is a folder); 74 an I/O error on the command's own input or
+/// output (EX_IOERR: standard output could not be written, the value's file or standard input
+/// failed while being read). The CaskCommand help text says the same.
 package enum Exit {
     package static let no = ExitCode(1)
     package static let storeError = ExitCode(3)
     package static let usage = ExitCode(64)
-    package static let outputError = ExitCode(74)
+    package static let ioError = ExitCode(74)
 }
 
 /// Runs `body`, turning a ``CaskError`` into a message on standard error and exit status 3.

@@ -9,10 +9,12 @@ struct CaskCommand: ParsableCommand {
         commandName: "cask",
         abstract: "Inspect, verify and compact Cask stores.",
         discussion: """
-            Exit status: 0 success; 1 the answer is no (a missing key, problems found by verify); \
+            Exit status: 0 success; 1 the answer is no (a missing key or segment, problems found by verify); \
             3 the store could not be used (locked, not a store, newer format, I/O failure); \
-            64 bad usage (an unknown verb or option, a value out of range); \
-            74 standard output could not be written.
+            64 bad usage or input (an unknown verb or option, a value out of range, a --file that \
+            cannot be opened or is a folder); \
+            74 an I/O error on the command's own input or output (standard output could not be \
+            written; --file or standard input failed while being read: nothing was stored).
             """,
         version: "cask 0.1.0 (format version 3)",
         subcommands: [
@@ -74,7 +76,7 @@ extension CaskCommand {
     static func flushOutputAndExit(_ status: Int32) -> Never {
         do { try Console.flush() } catch {
             printError("cask: \(error)")
-            Foundation.exit(Exit.outputError.rawValue)
+            Foundation.exit(Exit.ioError.rawValue)
         }
         Foundation.exit(status)
     }

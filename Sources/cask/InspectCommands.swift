@@ -206,10 +206,10 @@ struct Verify: ParsableCommand {
             let found = try withStoreErrors { try StoreVerifier(directory: directory).verify() }
             let badHints = Set(found.problems.map(\.file).filter { $0.hasSuffix(".hint") })
             for hint in badHints.sorted() {
-                do { try FileManager.default.removeItem(atPath: hint) } catch {
-                    printError("cask: cannot remove the damaged hint file \(hint): \(error.localizedDescription); check the folder's permissions")
-                    throw Exit.storeError
-                }
+                guard unlink(hint) != 0, errno != ENOENT else { continue }   // removed (or gone already)
+                let code = errno
+                printError("cask: cannot remove the damaged hint file \(hint): \(String(cString: strerror(code))) (errno \(code)); check the permissions of its folder, then run the repair again")
+                throw Exit.storeError
             }
             // Opening the store performs the recovery of format-spec.md (a torn tail is cut, the
             // salvage rule applied). The scrub then reads every live record as a read would
@@ -257,14 +257,20 @@ struct Verify: ParsableCommand {
 }
 
 struct Dump: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the records of one segment as they lie on disk (for debugging the format).")
+    static let configuration = CommandConfiguration(abstract: "Print the records of one segment as they lie on disk (for debugging the format); exit 1 when the store holds no such segment.")
 
     @Argument(help: "The store directory.") var directory: String
     @Argument(help: "The segment id (the number in its file name).") var segment: UInt32
     @Flag(help: "JSON output: an array of the records and the damaged ranges (kind \"damaged\", offset, size, reason) in file order.") var json = false
 
     func run() throws {
-        let dump = try withStoreErrors { try SegmentDump.read(directory: directory, segment: segment) }
+        let dump = try withStoreErrors { () throws -> SegmentDump in
+            do {
+                return try SegmentDump.read(directory: directory, segment: segment)
+            } catch CaskError.io(_, _, ENOENT) {
+                throw missingSegment()
+            }
+        }
         if json {
             print(Formatting.json(DumpItem.items(of: dump)))
             return
@@ -285,6 +291,33 @@ struct Dump: ParsableCommand {
                     String(r.storedLength), String(r.originalLength), ArgumentValues.escaped(r.key)]
         }))
         for d in dump.damage { print("DAMAGED \(d.start)..<\(d.end): \(d.reason)") }
+    }
+}
+
+extension Dump {
+    /// Says why the segment file is missing: no folder or no store there (status 3), or a
+    /// segment id the store does not hold (status 1: compaction removes the segments it
+    /// rewrites), with the ids it holds. Writes nothing.
+    func missingSegment() -> ExitCode {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            printError("cask: no store at \(directory): the folder does not exist")
+            return Exit.storeError
+        }
+        let ids = names.compactMap(Self.segmentID).sorted()
+        guard !ids.isEmpty else {
+            printError("cask: no store at \(directory): the folder holds no segment file; check the path")
+            return Exit.storeError
+        }
+        let shown = ids.prefix(20).map(String.init).joined(separator: ", ") + (ids.count > 20 ? " and \(ids.count - 20) more" : "")
+        printError("cask: segment \(segment) is not in the store at \(directory) (compaction removes the segments it rewrites); it holds segment\(ids.count == 1 ? "" : "s") \(shown): dump one of those (`cask stats \(directory)` lists them with their sizes)")
+        return Exit.no
+    }
+
+    /// The id in a segment file name (ten digits and `.cask`, format-spec.md), or nil.
+    static func segmentID(_ name: String) -> UInt32? {
+        guard name.hasSuffix(".cask") else { return nil }
+        let stem = name.dropLast(5)
+        return stem.count == 10 && stem.allSatisfy(\.isASCII) ? UInt32(stem) : nil
     }
 }
 

@@ -2,9 +2,6 @@ import ArgumentParser
 import Cask
 import CaskToolSupport
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The key argument and `--key-hex`, shared by the verbs that name one item.
 struct KeyArguments: ParsableArguments {
@@ -42,31 +39,16 @@ struct Put: ParsableCommand {
         }
     }
 
+    /// The value: the argument, or every byte of --file or standard input, read before the
+    /// store is opened (a failed read stores nothing).
     private func readValue() throws -> Data {
         if let value { return Data(value.utf8) }
-        guard let file else { return try readAll(FileHandle.standardInput, named: "standard input") }
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
-            printError("cask: cannot read \(file): it is a directory; give --file a file, a pipe or a device")
-            throw Exit.storeError
-        }
-        // open(2) and read(2), not Data(contentsOf:): pipes, FIFOs and devices (/dev/stdin,
-        // <(command)) have no size to read up to, and the error names the errno.
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            printError("cask: cannot read \(file): \(String(cString: strerror(errno))); check the path and its permissions")
-            throw Exit.storeError
-        }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        return try readAll(handle, named: file)
-    }
-
-    private func readAll(_ handle: FileHandle, named name: String) throws -> Data {
-        do {
-            return try handle.readToEnd() ?? Data()
+        do throws(InputError) {
+            if let file { return Data(try InputReader.read(path: file)) }
+            return Data(try InputReader.read(descriptor: STDIN_FILENO, source: "standard input"))
         } catch {
-            printError("cask: cannot read \(name): \(error.localizedDescription)")
-            throw Exit.storeError
+            printError("cask: \(error)")
+            throw error.exitCode
         }
     }
 }

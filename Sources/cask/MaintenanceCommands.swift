@@ -24,7 +24,7 @@ struct Trim: ParsableCommand {
 
     @Argument(help: "The store directory.") var directory: String
     @Option(parsing: .unconditional, help: "Evict least recently used items until live records take at most this size (4096, 512KiB, 64MiB, 2GiB).") var size: String?
-    @Option(parsing: .unconditional, help: "Remove items last accessed before this ISO 8601 date (e.g. 2026-11-01T00:00:00Z).") var date: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Remove items last accessed before this ISO 8601 date or date and time: \(ArgumentValues.dateForms).")) var date: String?
     @Option(parsing: .unconditional, help: "Evict least recently used items until at most this many remain.") var count: String?
 
     func validate() throws {
@@ -33,9 +33,7 @@ struct Trim: ParsableCommand {
         }
         if let size { _ = try ArgumentValues.bytes(size, option: "--size") }
         if let count { _ = try Self.count(count) }
-        if let date, ISO8601DateFormatter().date(from: date) == nil {
-            throw ValidationError("--date must be ISO 8601, like 2026-11-01T00:00:00Z; got '\(date)'")
-        }
+        if let date { _ = try ArgumentValues.date(date, option: "--date") }
     }
 
     private static func count(_ text: String) throws -> Int {
@@ -51,7 +49,7 @@ struct Trim: ParsableCommand {
         try withStoreErrors {
             if let size { try store.trim(toSize: try ArgumentValues.bytes(size, option: "--size")) }
             if let count { try store.trim(toCount: try Self.count(count)) }
-            if let date, let cutoff = ISO8601DateFormatter().date(from: date) { try store.trim(toDate: cutoff) }
+            if let date { try store.trim(toDate: try ArgumentValues.date(date, option: "--date")) }
             try store.compact()
             after = store.count
             try store.close()

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import Cask
 
+/// Whether libfiu's `fiu-run` is installed (package fiu-utils), for fault-injection tests.
+let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
+
 /// The `cask` tool with bad input and failing output (issue 14): every case ends with a clear
 /// message and a documented status (64 bad usage, 74 output error), never a trap, and nothing
 /// already stored is lost.
@@ -105,11 +108,71 @@ import Testing
         #expect(try runCask(["get", dir.path, "p"]).1 == "piped value")
         #expect(try runCask(["put", dir.path, "empty", "--file", "/dev/null"]).0 == 0)
         #expect(try runCask(["get", dir.path, "empty"]) == (0, "", ""))
-        let (status, _, err) = try runCask(["put", dir.path, "d", "--file", dir.path])
-        #expect(status == 3 && err.contains(dir.path) && err.contains("directory"), "\(err)")
-        let (missing, _, why) = try runCask(["put", dir.path, "m", "--file", dir.file("absent")])
-        #expect(missing == 3 && why.contains("absent") && why.contains("No such file"), "\(why)")
         #expect(try listedKeys(dir).sorted() == ["empty", "k", "p"])
+    }
+
+    /// A value file that is missing, a folder, or not readable is bad input (64), not a store
+    /// failure (it exited 3): the message names the path, the error, its errno and the fix, and
+    /// nothing is stored. A folder is read with read(2), which fails with EISDIR: the read
+    /// loop's error path, on --file and on standard input alike.
+    @Test func aValueFileThatCannotBeReadIsBadInputAndStoresNothing() throws {
+        let dir = try store()
+        let cases: [(String, [String], [String])] = [
+            ("missing", ["--file", dir.file("absent")], [dir.file("absent"), "No such file or directory (errno 2)", "check the path"]),
+            ("below a file", ["--file", dir.file("0000000001.cask/x")], ["Not a directory (errno 20)", "check the path"]),
+            ("a folder", ["--file", dir.path], [dir.path, "Is a directory (errno 21)", "give --file a file"]),
+        ]
+        for (what, arguments, parts) in cases {
+            let (status, _, err) = try runCask(["put", dir.path, "new"] + arguments)
+            #expect(status == 64 && parts.allSatisfy(err.contains) && err.contains("nothing was stored"), "\(what): \(status) \(err)")
+        }
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let (_, out) = try runShell("\(cask) put \(dir.path) new < \(dir.path); echo \" status=$?\"")
+        #expect(out.contains("status=64") && out.contains("standard input: Is a directory (errno 21)"), "\(out)")
+        if canRunAsNobody {
+            try Data("secret".utf8).write(to: URL(fileURLWithPath: dir.file("secret")))
+            chmod(dir.file("secret"), 0o600)
+            let (_, denied) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) put \(dir.path) new --file \(dir.file("secret")); echo \" status=$?\"")
+            #expect(denied.contains("status=64") && denied.contains(dir.file("secret")) && denied.contains("Permission denied (errno 13)")
+                    && denied.contains("permissions"), "\(denied)")
+        }
+        #expect(try listedKeys(dir) == ["k"])
+    }
+
+    /// read(2) failing with EIO half-way (libfiu's fault injection) names the file or standard
+    /// input and the errno, exits 74 (an I/O error on the command's input) and stores nothing;
+    /// Foundation's reader said "NSCocoaErrorDomain error 256".
+    @Test(.enabled(if: fiuRunIsInstalled, "needs fiu-run (apt-get install fiu-utils) to make read(2) fail with EIO"))
+    func anIOErrorReadingTheValueNamesTheFileAndTheErrno() throws {
+        let dir = try store()
+        let value = dir.file("value")
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: value))
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let fiu = "fiu-run -f '' -x -c 'enable name=posix/io/rw/read,failinfo=5'"
+        for (command, source) in [("put \(dir.path) new --file \(value)", value), ("put \(dir.path) new < \(value)", "standard input")] {
+            let (_, out) = try runShell("\(fiu) \(cask) \(command); echo \" status=$?\"")
+            #expect(out.contains("status=74") && out.contains("cannot read the value from \(source): Input/output error (errno 5)")
+                    && out.contains("nothing was stored") && out.contains("check the disk"), "\(command): \(out)")
+        }
+        #expect(try listedKeys(dir) == ["k"])
+    }
+
+    /// `trim --date` takes a plain ISO 8601 date (midnight UTC, as its help says) and full
+    /// date-times with or without a zone (a plain date was refused with status 64).
+    @Test func trimTakesAPlainDateOrADateTime() throws {
+        let dir = try store()
+        for date in ["2000-01-01", "2000-01-01T10:00:00Z", "2000-01-01T10:00:00", "2000-01-01T10:00:00+02:00", "2000-01-01T10:00:00.5-05:00"] {
+            let (status, out, err) = try runCask(["trim", dir.path, "--date", date])
+            #expect(status == 0 && out == "removed 0 items; 1 remain\n", "--date \(date): \(out) \(err)")
+        }
+        for bad in ["2027-02-30", "2027-01-01T25:00:00Z", "2027-01-01T10:00:00Zjunk", "01/02/2027"] {
+            let (status, _, err) = try runCask(["trim", dir.path, "--date", bad])
+            #expect(status == 64 && err.contains("--date") && err.contains("midnight UTC"), "--date \(bad): \(err)")
+        }
+        let help = try runCask(["trim", "--help"]).1.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("a plain date means midnight UTC"), "\(help)")
+        let (status, out, _) = try runCask(["trim", dir.path, "--date", "2100-01-01"])
+        #expect(status == 0 && out == "removed 1 items; 0 remain\n", "\(out)")
     }
 
     @Test func aNegativeCountIsAUsageErrorAndTrimReportsWhatItRemoved() throws {

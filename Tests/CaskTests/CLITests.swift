@@ -114,6 +114,26 @@ import Testing
         #expect(headerItems.first?["kind"] as? String == "damaged" && headerItems.first?["offset"] as? Int == 0, "\(headerItems.prefix(2))")
     }
 
+    /// `dump` of a segment that compaction removed says so, lists the segments the store holds
+    /// and exits 1 (the answer is no); it said only "the path does not exist" with status 3.
+    /// A folder that is no store is still status 3. Nothing is written.
+    @Test func dumpOfARemovedSegmentListsTheSegmentsThatExist() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
+        for round in 0..<2 { for i in 0..<60 { try store.setValue(Data(repeating: UInt8(round), count: 90), forKey: "k\(i)") } }
+        try store.compact()
+        try store.close()
+        let ids = try segmentPaths(dir.path).map { String(Int((($0 as NSString).lastPathComponent).prefix(10))!) }
+        #expect(!ids.contains("1"), "\(ids)")
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        let (status, out, err) = try runCask(["dump", dir.path, "1"])
+        #expect(status == 1 && out.isEmpty && err.contains("segment 1 is not in the store at \(dir.path)") && err.contains("compaction"), "\(err)")
+        #expect(err.contains("holds segments " + ids.prefix(20).joined(separator: ", ")) && err.contains("cask stats \(dir.path)"), "\(ids) \(err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+        let (noStore, _, why) = try runCask(["dump", dir.file("absent"), "1"])
+        #expect(noStore == 3 && why.contains("no store at \(dir.file("absent"))"), "\(why)")
+    }
+
     /// `verify` checks the index snapshot: a damaged one is a problem (status 1, it was not
     /// looked at) that `--repair` removes; one that describes other segments is a leftover.
     @Test func verifyChecksTheIndexSnapshot() throws {
@@ -207,6 +227,21 @@ import Testing
         let store = try DiskStore(directory: dir.path, options: options(segmentSize: 4096))
         defer { try? store.close() }
         for i in 0..<200 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 90)) }
+    }
+
+    /// `verify --repair` that may not remove a damaged hint file (run as nobody) names the file,
+    /// the error and its errno (it printed Foundation's text, without the errno), and keeps it.
+    @Test(.enabled(if: canRunAsNobody, "needs root to run cask as user nobody"))
+    func repairThatCannotRemoveADamagedHintNamesTheErrno() throws {
+        let dir = TemporaryDirectory()
+        try fill(dir, count: 200, segmentSize: 4096)
+        let hint = dir.file(try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted().first))
+        try flipByte(hint, at: 40)
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let (_, out) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) verify \(dir.path) --repair; echo \" status=$?\"")
+        #expect(out.contains("status=3") && out.contains("cannot remove the damaged hint file \(hint): Permission denied (errno 13)")
+                && out.contains("permissions"), "\(out)")
+        #expect(FileManager.default.fileExists(atPath: hint))
     }
 
     @Test func foreignAndMissingDirectoriesAreRefusedWithoutChanges() throws {

@@ -213,6 +213,25 @@ import CaskFormat
         #expect(try second.value(forKey: "a") == Data("1".utf8))
     }
 
+    /// A second instance on a directory this process already has open (a DiskStore, or a
+    /// CaskCache over it) is told so: the message named the caller's own pid as the owner, with
+    /// "close it there first". Another process's pid is still named as before.
+    @Test func aSecondOpenInTheSameProcessSaysItIsOpenInThisProcess() throws {
+        let dir = TemporaryDirectory()
+        let first = try DiskStore(directory: dir.path, options: options())
+        defer { try? first.close() }
+        var messages: [String] = []
+        do { _ = try DiskStore(directory: dir.path, options: options()) } catch { messages.append(error.description) }
+        do { _ = try CaskCache(directory: dir.path) } catch { messages.append(error.description) }
+        #expect(messages.count == 2)
+        for message in messages {
+            #expect(message.contains("store at \(dir.path) is already open in this process") && message.contains("another DiskStore or CaskCache instance")
+                    && message.contains("close that instance first, or share it") && !message.contains("process \(getpid())"), "\(message)")
+        }
+        let elsewhere = CaskError.storeLocked(path: dir.path, ownerPID: getpid() + 1).description
+        #expect(elsewhere == "store at \(dir.path) is open in process \(getpid() + 1); close it there first")
+    }
+
     /// When another program holds the lock (here: this process, through a descriptor of its
     /// own), the pid `LOCK` still names is the last writer's; a process that has ended is not
     /// named as the owner.

@@ -37,4 +37,24 @@ import Testing
         #expect(ArgumentValues.escaped("a\nb\u{1b}\\") == "a\\nb\\x1b\\\\")
         #expect(ArgumentValues.hex("key") == "6b6579")
     }
+
+    /// `--date`: a plain date is midnight UTC, a time without a zone is UTC, a zone moves it;
+    /// a field out of range or anything after the end is refused (Foundation's parsers roll
+    /// 2027-02-30 over to March and read a date-time as its date).
+    @Test func datesAreStrictISO8601() throws {
+        let cases: [(String, Double)] = [
+            ("2027-01-01", 1_798_761_600), ("2027-01-01T10:00:00Z", 1_798_797_600), ("2027-01-01T10:00:00", 1_798_797_600),
+            ("2027-01-01t10:00z", 1_798_797_600), ("2027-01-01 10:00:00Z", 1_798_797_600), ("2027-01-01T10:00:00+02:00", 1_798_790_400),
+            ("2027-01-01T10:00:00+0200", 1_798_790_400), ("2027-01-01T08:00:00-00", 1_798_790_400), ("2027-01-01T10:00:00.25Z", 1_798_797_600.25),
+            ("2024-02-29", 1_709_164_800), ("1969-12-31T23:59:59Z", -1),
+        ]
+        for (text, seconds) in cases {
+            #expect(try ArgumentValues.date(text, option: "--date").timeIntervalSince1970 == seconds, "\(text)")
+        }
+        for bad in ["", "2027", "2027-1-1", "2027-13-01", "2027-02-29", "2027-02-30", "2027-01-01T24:00:00Z", "2027-01-01T10:60Z",
+                    "2027-01-01T10:00:61Z", "2027-01-01T10:00:00Zjunk", "2027-01-01T10", "2027-01-01T10:00:00.Z", "2027-01-01T10:00+2",
+                    " 2027-01-01", "01/02/2027", "-5"] {
+            #expect(throws: (any Error).self, "\(bad)") { try ArgumentValues.date(bad, option: "--date") }
+        }
+    }
 }

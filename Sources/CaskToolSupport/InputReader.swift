@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+
+/// Reads a command's input whole (`cask put --file`, or standard input) with `open(2)` and
+/// `read(2)`: pipes, FIFOs and devices (`/dev/stdin`, `<(command)`) have no size to read up to,
+/// and a failure keeps its errno (Foundation's `FileHandle.readToEnd()` reports an I/O error as
+/// "NSCocoaErrorDomain error 256", without the file or the errno).
+package enum InputReader {
+    /// Every byte of the file at `path`.
+    package static func read(path: String) throws(InputError) -> [UInt8] {
+        var descriptor: Int32
+        repeat { descriptor = open(path, O_RDONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else { throw InputError(source: path, call: "open", errno: errno) }
+        defer { close(descriptor) }
+        return try read(descriptor: descriptor, source: path)
+    }
+
+    /// Every byte `descriptor` gives until end of file; `source` names it in errors (a path,
+    /// or "standard input"). Retries EINTR; does not close the descriptor.
+    package static func read(descriptor: Int32, source: String) throws(InputError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if n == 0 { return bytes }
+            if n > 0 {
+                bytes.append(contentsOf: chunk[..<n])
+            } else if errno != EINTR {
+                throw InputError(source: source, call: "read", errno: errno)
+            }
+        }
+    }
+}
+
+/// `read(2)` (at file scope: inside ``InputReader`` the name means its own methods).
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+/// A command's input could not be read: the path or "standard input", the call that failed,
+/// its errno, and (in the description) the fix. `cask put` reads its value before it opens the
+/// store, so nothing was stored.
+package struct InputError: Error, CustomStringConvertible {
+    package var source: String
+    /// `open` or `read`.
+    package var call: String
+    package var errno: Int32
+
+    private var isStandardInput: Bool { source == "standard input" }
+
+    /// 64 (bad usage or input) when the path cannot be opened or is a folder: the command line
+    /// must change. 74 (EX_IOERR) when reading it failed: an I/O error, as for standard output.
+    package var exitCode: ExitCode {
+        call == "open" || errno == EISDIR ? Exit.usage : Exit.ioError
+    }
+
+    package var description: String {
+        let what = call == "open" ? "cannot open \(source) to read the value" : "cannot read the value from \(source)"
+        return "\(what): \(String(cString: strerror(errno))) (errno \(errno)); nothing was stored; \(advice)"
+    }
+
+    private var advice: String {
+        switch errno {
+        case ENOENT: return "check the path"
+        case ENOTDIR: return "a part of the path is a file, not a folder: check the path"
+        case EACCES, EPERM: return "check the permissions of the file and of its folders"
+        case EISDIR where isStandardInput: return "redirect standard input from a file, not a folder"
+        case EISDIR: return "give --file a file, a pipe or a device"
+        case EIO: return "the device reported an I/O error: check the disk (dmesg), then run the command again"
+        default: return isStandardInput ? "check what feeds standard input, or give the value as an argument or with --file" : "check the file, then run the command again"
+        }
+    }
+}
