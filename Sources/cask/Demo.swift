@@ -118,8 +118,9 @@ struct Demo: ParsableCommand {
         } else {
             print("  reopen read \(stats.segmentsLoadedFromHints) hint files and scanned \(stats.segmentsScanned) segments")
         }
-        print("  verify: \(report.records) records in \(report.segments) segments, \(report.isClean ? "no damage" : "\(report.problems.count) problems")")
-        for problem in report.problems { print("  DAMAGED \(problem)") }   // the file, the offset and why, as `cask verify` prints them
+        print("  verify: \(report.records) records in \(report.segments) segments, \(report.isClean ? "no damage" : "\(report.problems.count) problems, \(report.unreadable.count) unreadable ranges")")
+        for problem in report.problems { print("  DAMAGED \(problem)") }
+        for range in report.unreadable { print("  UNREADABLE \(range)") }   // the file, the offset and why, as `cask verify` prints them
         print("  wrong or missing values: \(wrong)")
         if wrong > 0 || !report.isClean || stats.itemCount != items + blobs - deletes { throw Exit.no }
     }
