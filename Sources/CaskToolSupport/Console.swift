@@ -61,7 +61,10 @@ package enum Console {
 /// Standard output could not be written (a full disk, a closed descriptor).
 package struct OutputError: Error, CustomStringConvertible {
     package var errno: Int32
-    package var description: String { "write error on standard output: \(String(cString: strerror(errno)))" }
+    package init(errno: Int32) { self.errno = errno }
+    package var description: String {
+        "write error on standard output: \(String(cString: strerror(errno))) (errno \(errno)); check where the output goes (a full disk, a closed pipe)"
+    }
 }
 
 /// Whether every command-line argument is valid UTF-8 (Swift replaces invalid bytes with U+FFFD,

@@ -52,12 +52,17 @@ package struct InputError: Error, CustomStringConvertible {
     package var call: String
     package var errno: Int32
 
+    package init(source: String, call: String, errno: Int32) {
+        (self.source, self.call, self.errno) = (source, call, errno)
+    }
+
     private var isStandardInput: Bool { source == "standard input" }
 
-    /// 64 (bad usage or input) when the path cannot be opened or is a folder: the command line
-    /// must change. 74 (EX_IOERR) when reading it failed: an I/O error, as for standard output.
+    /// 64 (bad usage or input) when the path names nothing readable (missing, a folder, not
+    /// permitted): the command line must change. 74 (EX_IOERR) when a read, or an open of a
+    /// path that is there, failed (EIO, ENOSPC, EMFILE...): an I/O error, as for standard output.
     package var exitCode: ExitCode {
-        call == "open" || errno == EISDIR ? Exit.usage : Exit.ioError
+        [ENOENT, ENOTDIR, EACCES, EPERM, EISDIR, ENAMETOOLONG, ELOOP].contains(errno) ? Exit.usage : Exit.ioError
     }
 
     package var description: String {

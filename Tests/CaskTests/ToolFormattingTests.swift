@@ -1,4 +1,5 @@
 import CaskToolSupport
+import Foundation
 import Testing
 
 /// The tools' number formatting and option parsing (Sources/CaskToolSupport).
@@ -56,5 +57,18 @@ import Testing
                     " 2027-01-01", "01/02/2027", "-5"] {
             #expect(throws: (any Error).self, "\(bad)") { try ArgumentValues.date(bad, option: "--date") }
         }
+    }
+
+    /// A value file that names nothing readable is bad input (64); one that is there but whose
+    /// open or read fails (EIO, ENOSPC: what fiu-run's open faults give) is an I/O error (74).
+    @Test func inputErrorsSplitBadInputFromFailedIO() {
+        for code in [ENOENT, ENOTDIR, EACCES, EISDIR] {
+            #expect(InputError(source: "f", call: "open", errno: code).exitCode.rawValue == 64, "errno \(code)")
+        }
+        for (call, code) in [("open", EIO), ("open", ENOSPC), ("open", EMFILE), ("read", EIO)] {
+            let error = InputError(source: "f", call: call, errno: code)
+            #expect(error.exitCode.rawValue == 74 && error.description.contains("(errno \(code))"), "\(call) errno \(code)")
+        }
+        #expect(OutputError(errno: ENOSPC).description.contains("(errno \(ENOSPC))"))
     }
 }
