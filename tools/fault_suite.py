@@ -10,10 +10,12 @@ How it runs
   Many short sequences (40 to 60 steps), each in a fresh temporary store (deleted afterwards).
   A sequence first fills the store with no fault: 40 keys, values from 1 byte to 40 KiB, half of
   them compressible, a few pinned. Then each step runs one command under the sequence's single
-  fault point (points cycle from one sequence to the next), with a probability drawn from 0.02
-  to 0.5 and an errno drawn from those that make sense for the call: put (new key or overwrite,
-  some with --pin), rm, pin, unpin, compact, trim --count/--size, backup (into a new folder),
-  get, ls --json, verify, stats. Faults apply to that command only, never to the checks.
+  fault point (sequence n uses point n mod 14, see POINTS), with a probability drawn
+  log-uniformly from 0.02 to 0.5 and an errno drawn from those that make sense for the call: put
+  (new key or overwrite, some with --pin), rm, pin, unpin, compact, trim --count/--size, backup
+  (into a new folder), get, ls --json, verify, stats --json (a clean open). Faults apply to that
+  command only, never to the checks. Sequences run on --jobs processes (default 2); --soak runs
+  50,000 steps instead of 2,000.
 
 The model
   For every key the set of states it may be in: absent, or one value with its pinned flag.
@@ -38,17 +40,20 @@ The checks, after every step, with no fault
     pin              the right value with a pinned flag the model does not allow
     readers-disagree caskdump and cask see different things
     wrong-answer     a faulted command answered wrongly: get/rm/pin/unpin said "missing" (exit 1)
-                     for a key certainly present, get or ls printed what the store does not hold,
-                     verify reported damage that a fault-free verify does not find
+                     for a key certainly present; get, ls or stats (its item count) exited 0 with
+                     what the model does not allow; verify reported damage (exit 1) that a
+                     fault-free verify does not find
     trim-limit       a trim --count C that exited 0 left more than C keys
     damage           caskdump finds damaged bytes outside the torn tail of the newest log segment
-    unusable         a fault-free check (ls, get, verify, the reader) fails on the store
+    unusable         a fault-free check (ls, get, the reader) fails on the store, or the
+                     fault-free fill fails
     crash, hang      a signal or trap (the program runs with SWIFT_BACKTRACE=enable=no), or no exit
                      within --timeout seconds
   A fault-free open that repairs what a faulted step left (cutting a torn tail) is fine: the model
   is the judge. After a defect the model takes what the readers found for the keys involved, so
   each loss is reported once, and the sequence goes on. A successful backup is checked against the
-  model like the store.
+  model like the store. The last line, `fault suite: N passed, M failed`, counts steps (M: steps
+  with at least one defect); the exit status is 1 when M > 0.
 
 Messages
   A failed command's standard error must hold exactly one `cask: ...` line that names a path (or
@@ -169,7 +174,8 @@ class Sequence:
         self.history = {}         # key -> lengths ever written to it
         self.keys = self.make_keys()
         self.out = {"index": index, "point": self.point, "steps": 0, "failed_cmds": 0,
-                    "defect_steps": 0, "defects": [], "messages": [], "log": [], "unverifiable": 0}
+                    "defect_steps": 0, "defects": [], "messages": [], "log": [], "unverifiable": 0,
+                    "ops": {}}
 
     # --- inputs -------------------------------------------------------------------------
     def make_keys(self):
@@ -214,12 +220,19 @@ class Sequence:
             if fault["errno"] is not None:
                 spec += f",failinfo={fault['errno']}"
             argv = ["fiu-run", "-x", "-f", "", "-c", spec] + argv
+        # Its own process group, so that a hung command and anything it started can be killed.
+        p = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
         try:
-            p = subprocess.run(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, timeout=self.opts.timeout)
-            return {"argv": argv, "rc": p.returncode, "out": p.stdout, "err": p.stderr, "hang": False}
-        except subprocess.TimeoutExpired as e:
-            return {"argv": argv, "rc": None, "out": e.stdout or b"", "err": e.stderr or b"", "hang": True}
+            out, err = p.communicate(timeout=self.opts.timeout)
+            return {"argv": argv, "rc": p.returncode, "out": out, "err": err, "hang": False}
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            return {"argv": argv, "rc": None, "out": out, "err": err, "hang": True}
 
     def cask(self, *args):
         return [self.opts.cask] + [str(a) for a in args]
@@ -229,7 +242,7 @@ class Sequence:
         if cmd is not None:
             d["command"] = "SWIFT_BACKTRACE=enable=no " + shlex.join(cmd["argv"])
             d["rc"] = cmd["rc"]
-            d["stderr"] = cmd["err"].decode("utf-8", "replace").strip()[-600:]
+            d["stderr"] = cmd["err"].decode("utf-8", "replace").strip()[:800]
         if extra:
             d.update(extra)
         self.step_defects.append(d)
@@ -464,7 +477,10 @@ class Sequence:
             self.defect("hang", i, f"{op} did not exit within {self.opts.timeout} s", cmd)
         elif rc < 0:
             self.defect("crash", i, f"{op} died of signal {signal.Signals(-rc).name}", cmd)
+        counts = self.out["ops"].setdefault(op, [0, 0])
+        counts[0] += 1
         if failed:
+            counts[1] += 1
             self.out["failed_cmds"] += 1
             if not cmd["hang"] and rc >= 0:
                 self.check_message(i, op, cmd)
@@ -591,12 +607,16 @@ class Sequence:
         os.makedirs(dest)
         shutil.copytree(os.path.join(self.work, "before"), os.path.join(dest, "store-before"), symlinks=True)
         shutil.copytree(self.store, os.path.join(dest, "store-after"), symlinks=True)
+        value = os.path.join(self.work, "value")
+        if value in cmd["argv"]:
+            shutil.copy2(value, os.path.join(dest, "value"))
         with open(os.path.join(dest, "README.txt"), "w") as f:
             f.write(f"seed {self.opts.seed}, sequence {self.index}, step {i}, point {self.point}\n"
                     f"command (store path {self.store}):\n  {shlex.join(cmd['argv'])}\n"
                     f"exit {cmd['rc']}\nstderr:\n{cmd['err'].decode('utf-8', 'replace')}\n\n"
                     "defects:\n" + "".join(f"  {d['kind']}: {d['text']}\n" for d in self.step_defects)
                     + "\nTo rerun the step: cp -a store-before /tmp/x, then the command with /tmp/x as the store\n"
+                    "(and this folder's `value` as --file, for a put)\n"
                     "(libfiu is not seeded: repeat it until the fault hits the same call).\n")
 
 
@@ -627,19 +647,20 @@ def plan(opts):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"fixes every choice (default {DEFAULT_SEED})")
     ap.add_argument("--ops", type=int, default=None, help=f"steps in all (default {DEFAULT_OPS}; --soak: {SOAK_OPS})")
     ap.add_argument("--soak", action="store_true", help="a much longer run")
-    ap.add_argument("--cask", default=os.path.join(REPO, ".build/debug/cask"))
+    ap.add_argument("--cask", default=os.path.join(REPO, ".build/debug/cask"),
+                    help="the cask binary (default .build/debug/cask of the repository)")
     ap.add_argument("--points", default=None, help="comma-separated fault points (or their last parts: pread,fsync)")
     ap.add_argument("--sequence", type=int, default=None, help="run only this sequence of the seed")
     ap.add_argument("--repeat", type=int, default=1, help="with --sequence: run it this many times")
-    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="sequences run at once")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a command counts as hung")
     ap.add_argument("--keep", default=None, help="save the store before and after each step with a defect here")
     ap.add_argument("--max-print", type=int, default=25, help="defects and message defects printed in full")
     ap.add_argument("--strict-messages", action="store_true", help="message defects fail the run")
-    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="one line per step")
     opts = ap.parse_args()
     if opts.ops is None:
         opts.ops = SOAK_OPS if opts.soak else DEFAULT_OPS
@@ -731,6 +752,14 @@ def report(opts, results, seconds):
             row = by_point[name]
             print(f"{name:28s} {row['seqs']:5d} {row['steps']:6d} {row['failed']:12d} {row['defect_steps']:13d} "
                   f"{row['defects']:8d} {row['messages']:12d}")
+    per_op = {}
+    for r in results:
+        for op, (n, f) in r["ops"].items():
+            per_op.setdefault(op, [0, 0])
+            per_op[op][0] += n
+            per_op[op][1] += f
+    print("\nsteps (failed) per command: " + ", ".join(
+        f"{op} {per_op[op][0]} ({per_op[op][1]})" for op, _ in OPS if op in per_op))
     kinds = {}
     for d in defects:
         kinds.setdefault(d["kind"], {}).setdefault(d["point"], 0)
