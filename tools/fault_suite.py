@@ -125,6 +125,17 @@ SOAK_OPS = 50000
 FILL_KEYS = 40
 SPARE_KEYS = 12
 # Verbs whose exit status 1 is the documented "the answer is no".
+CACHE_OPS = {"put", "rm", "get", "pin", "unpin", "compact"}
+
+
+def fnv1a(data):
+    """FNV-1a, 64 bits, as 16 hex digits (cask-harness cache-step computes the same)."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
 ANSWER_NO = {"get", "rm", "pin", "unpin", "verify"}
 OPS = [("put", 30), ("rm", 10), ("pin", 8), ("unpin", 5), ("compact", 7), ("trim", 6),
        ("backup", 5), ("get", 10), ("ls", 7), ("verify", 6), ("stats", 6)]
@@ -173,6 +184,8 @@ class Sequence:
         self.model = {}           # key -> frozenset of states: None or (length, pinned)
         self.history = {}         # key -> lengths ever written to it
         self.keys = self.make_keys()
+        # The library engine: CaskCache (memory in front of disk) in a cask-harness process.
+        self.cache_engine = opts.engine == "cache" or (opts.engine == "both" and index % 3 == 2)
         self.out = {"index": index, "point": self.point, "steps": 0, "failed_cmds": 0,
                     "defect_steps": 0, "defects": [], "messages": [], "log": [], "unverifiable": 0,
                     "ops": {}}
@@ -463,6 +476,9 @@ class Sequence:
             argv = self.cask(op, self.store)
         if op in ("compact", "verify", "stats", "ls", "backup"):
             touched = [None]
+        via_cache = self.cache_engine and op in CACHE_OPS
+        if via_cache:
+            argv = self.cache_step(op, k, st, before)
         if self.opts.keep:
             snap = os.path.join(self.work, "before")
             shutil.rmtree(snap, ignore_errors=True)
@@ -471,6 +487,10 @@ class Sequence:
         rc = cmd["rc"]
         ok = rc == 0
         answer_no = rc == 1 and op in ANSWER_NO
+        if via_cache and rc == 2:
+            said = "found none of the allowed values" if op == "get" else "its read-back through the cache disagreed with the acknowledged operation"
+            self.defect("cache-readback", i, f"cache-step {op} {k!r}: {said}; model: {fmt_states(before)}", cmd)
+            ok = op == "get"   # a get's wrong answer changes nothing; otherwise: may or may not have taken effect
         failed = not ok and not answer_no
         what = f"after {op}"
         if cmd["hang"]:
@@ -482,7 +502,7 @@ class Sequence:
         if failed:
             counts[1] += 1
             self.out["failed_cmds"] += 1
-            if not cmd["hang"] and rc >= 0:
+            if not cmd["hang"] and rc >= 0 and not via_cache:
                 self.check_message(i, op, cmd)
 
         # The model.
@@ -508,6 +528,8 @@ class Sequence:
             for key in self.keys:
                 if key not in protected:
                     self.model[key] = self.allowed(key) | {None}
+        elif op == "get" and via_cache:
+            pass   # cache-step checked the value itself against the allowed ones (exit 1 otherwise)
         elif op == "get":
             if answer_no and None not in before:
                 self.defect("wrong-answer", i, f"get said {k!r} was missing; model: {fmt_states(before)}", cmd)
@@ -545,6 +567,19 @@ class Sequence:
             f"seq {self.index} step {i:2d} {op:7s} {k if touched != [None] else '':24.24s} "
             f"p={st['p']:.3f} errno={st['errno']} -> exit {rc}"
             + (" (failed)" if failed else "") + (f"  DEFECTS: {len(self.step_defects)}" if self.step_defects else ""))
+
+    def cache_step(self, op, k, st, before):
+        """The argv that runs `op` through CaskCache (cask-harness cache-step)."""
+        argv = [self.opts.harness, "cache-step", self.store, op, k]
+        if op == "put":
+            path = os.path.join(self.work, "value")
+            argv += ["--file", path] + (["--pin"] if st["pin"] else [])
+        elif op == "get":
+            allowed = ["absent" if s is None else fnv1a(self.values[s[0]]) for s in before
+                       if s is None or isinstance(s[0], int)]
+            for a in allowed:
+                argv += ["--allowed", a]
+        return argv
 
     def check_ls_answer(self, i, cmd):
         try:
@@ -652,6 +687,11 @@ def main():
     ap.add_argument("--soak", action="store_true", help="a much longer run")
     ap.add_argument("--cask", default=os.path.join(REPO, ".build/debug/cask"),
                     help="the cask binary (default .build/debug/cask of the repository)")
+    ap.add_argument("--harness", default=os.path.join(REPO, ".build/debug/cask-harness"),
+                    help="cask-harness, for the cache engine (`cache-step`: the library's CaskCache, memory in front of disk)")
+    ap.add_argument("--engine", choices=["both", "cask", "cache"], default="both",
+                    help="who runs put/rm/get/pin/unpin/compact: the cask tool, CaskCache through cask-harness "
+                         "cache-step, or both (every third sequence the cache; default)")
     ap.add_argument("--points", default=None, help="comma-separated fault points (or their last parts: pread,fsync)")
     ap.add_argument("--sequence", type=int, default=None, help="run only this sequence of the seed")
     ap.add_argument("--repeat", type=int, default=1, help="with --sequence: run it this many times")

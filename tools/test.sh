@@ -9,7 +9,7 @@ swift build --product cask-harness
 swift build --package-path Examples
 swift test
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
-python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask
+python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
 swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).

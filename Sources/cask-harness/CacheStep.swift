@@ -9,10 +9,11 @@ import Foundation
 /// keeps the model of acknowledged operations.
 ///
 /// Exit status, the only channel a faulted process has that no failed `write` can lose:
-/// 0 the operation was acknowledged and the read-back agreed; 3 the operation failed with a
-/// typed error (it may or may not have taken effect); 1 `get`: the key holds none of the
-/// `--allowed` values; 2 a defect seen from inside (the read-back disagreed with the
-/// acknowledged operation: the memory layer kept a copy its record no longer backs, say).
+/// 0 the operation was acknowledged and the read-back agreed; 1 the answer is no (`rm`, `pin`,
+/// `unpin` of a missing key, as `cask` exits); 2 a defect seen from inside (the read-back
+/// disagreed with the acknowledged operation, say the memory layer kept a copy its record no
+/// longer backs, or `get` found none of the `--allowed` values); 3 the operation failed with a
+/// typed error (it may or may not have taken effect).
 struct CacheStep: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "cache-step", abstract: "One CaskCache operation and its read-back (for the fault suite).", shouldDisplay: false)
 
@@ -23,6 +24,8 @@ struct CacheStep: ParsableCommand {
     @Argument var key: String = "k"
     @Option(help: "put: the value is this text repeated --repeat times.") var value = ""
     @Option var `repeat` = 1
+    @Option(help: "put: read the value from this file instead.") var file: String?
+    @Flag(help: "put: pin the item.") var pin = false
     @Option(help: "get: the FNV-1a 64 hashes (hex) of the values the key may hold; 'absent' allows none.") var allowed: [String] = []
 
     func run() throws {
@@ -39,26 +42,29 @@ struct CacheStep: ParsableCommand {
 
     /// The operation and its read-back; the exit status.
     private func perform(on cache: CaskCache) -> Int32 {
-        let data = Data(String(repeating: value, count: max(1, `repeat`)).utf8)
         do {
             switch operation {
             case .put:
-                try cache.setData(data, forKey: key)
+                let data = try file.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+                    ?? Data(String(repeating: value, count: max(1, `repeat`)).utf8)
+                try cache.setData(data, forKey: key, isPinned: pin)
                 return readBack(cache) { $0 == data }
             case .rm:
-                _ = try cache.removeValue(forKey: key)
-                return readBack(cache) { $0 == nil }
+                let removed = try cache.removeValue(forKey: key)
+                let status = readBack(cache) { $0 == nil }
+                return status == 0 && !removed ? 1 : status
             case .pin, .unpin:
                 let before = try cache.data(forKey: key)
-                _ = try cache.setPinned(operation == .pin, forKey: key)
-                return readBack(cache) { $0 == before }
+                let found = try cache.setPinned(operation == .pin, forKey: key)
+                let status = readBack(cache) { $0 == before }
+                return status == 0 && !found ? 1 : status
             case .compact:
                 _ = try cache.disk.compact()
                 return 0
             case .get:
                 let found = try cache.data(forKey: key)
                 let hash = found.map { Self.fnv1a($0) } ?? "absent"
-                return allowed.contains(hash) ? 0 : 1
+                return allowed.contains(hash) ? 0 : 2
             }
         } catch {
             return 3
