@@ -188,6 +188,8 @@ import Testing
         #expect(report.problems.isEmpty, "unreadable is not damage: \(report.problems)")
         #expect(!report.unreadable.isEmpty && !report.isClean)
         #expect(report.unreadable.allSatisfy { $0.message.contains("errno 5") })
+        let places = report.unreadable.map { "\($0.file):\($0.offset)" }
+        #expect(Set(places).count == places.count, "each unreadable range is reported once: \(places)")
         faulty.clear()
         #expect(try StoreVerifier(directory: source, fileSystem: faulty).verify().isClean)
 

@@ -85,6 +85,8 @@ package final class SalvagingFileSystem: CaskFileSystem, @unchecked Sendable {
         var code: Int32 = EIO
         if case .io(_, _, let e) = error { code = e }
         noted.withLock { ranges in
+            // A range read again (verify reads a file whole, then its header) is noted once.
+            if ranges.contains(where: { $0.path == path && $0.offset <= offset && offset + Int64(count) <= $0.offset + Int64($0.count) }) { return }
             if let last = ranges.last, last.path == path, last.errno == code, last.offset + Int64(last.count) == offset {
                 ranges[ranges.count - 1].count += count   // one range for adjacent pieces
             } else {
