@@ -53,6 +53,9 @@ func tortureCycle(_ cask: String, _ dir: String, cycle: Int, micros: UInt32, env
         if found == value { model[key] = .some(found) }   // the in-flight operation reached the disk
     }
     for key in store.keys() where model[key] == nil { violations.append("cycle \(cycle): \(key) never written") }
+    // The open queues the hint files the killed writer had not written; their temporary files
+    // are this process's own until the hint queue is done.
+    store.waitForBackgroundWork()
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".tmp") }
     if !leftovers.isEmpty { violations.append("cycle \(cycle): leftovers \(leftovers)") }
     let pointsIntoMissingFiles = store.state.withLock { s in s.index.entries.contains { s.segments[$0.segment] == nil } }
