@@ -3,11 +3,14 @@ import CaskFormat
 extension DiskStore {
     /// Writes sealed segments' hint files on the background queue. A hint whose segment was
     /// compacted away meanwhile is removed again.
-    func writeHints(_ hints: [(UInt32, [UInt8])]) {
+    func writeHints(_ hints: [PendingHint]) {
         hintQueue.async { [state, directory, options] in
-            for (id, made) in hints {
+            for hint in hints {
+                let id = hint.segment
                 do throws(CaskError) {
-                    guard let bytes = try made.isEmpty ? Self.scannedHint(of: id, in: state) : made else { continue }
+                    var made = hint.encoded()
+                    if made == nil { made = try Self.scannedHint(of: id, in: state) }
+                    guard let bytes = made else { continue }
                     try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
                     state.withLock { s in
                         if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }

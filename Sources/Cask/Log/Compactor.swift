@@ -23,14 +23,20 @@ struct Compactor {
     var cancellation: CancellationFlag? = nil
     var fs: any CaskFileSystem { options.fileSystem }
 
-    /// One input segment.
+    /// One input segment: mapped when the file system maps files (by the segment's own mapping,
+    /// or, when that is shorter than the sealed file, a mapping of its own), else read whole.
     struct Input {
         let file: SegmentFile
         let size: Int
         let bytes: [UInt8]?   // nil when mapped
+        let ownMapping: InputMapping?
         func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
             if let bytes { return try bytes.withBytes(body) }
-            return try body(file.mappedBytes(at: 0, count: size)!)
+            return try body(mapped)
+        }
+        private var mapped: UnsafeRawBufferPointer {
+            if let ownMapping { return UnsafeRawBufferPointer(rebasing: ownMapping.bytes[0..<size]) }
+            return file.mappedBytes(at: 0, count: size)!
         }
         /// Runs `body` with the key of a record listed from this input (no copy).
         func withKey<R>(of r: Kept, _ body: (UnsafeRawBufferPointer) -> R) -> R {
@@ -40,8 +46,27 @@ struct Compactor {
                 return UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)])
             }
             if let bytes { return bytes.withUnsafeBytes { body(key(in: $0)) } }
-            return body(key(in: file.mappedBytes(at: 0, count: size)!))
+            return body(key(in: mapped))
         }
+
+        /// The input of `file`, `size` bytes long.
+        static func open(_ file: SegmentFile, size: Int, fs: any CaskFileSystem) throws(CaskError) -> Input {
+            if file.mappedBytes(at: 0, count: size) != nil { return Input(file: file, size: size, bytes: nil, ownMapping: nil) }
+            // The active segment was mapped for `segmentSize` bytes; its last record may end past that.
+            if size > 0, let m = fs.mapReadOnly(file.handle, length: size) {
+                return Input(file: file, size: size, bytes: nil, ownMapping: InputMapping(m, fs: fs))
+            }
+            return Input(file: file, size: size, bytes: try fs.readWholeFile(file.handle), ownMapping: nil)
+        }
+    }
+
+    /// A mapping of an input made for one pass; unmapped when the pass lets go of it.
+    // @unchecked: the mapping is read-only and immutable.
+    final class InputMapping: @unchecked Sendable {
+        let bytes: UnsafeRawBufferPointer
+        private let fs: any CaskFileSystem
+        init(_ bytes: UnsafeRawBufferPointer, fs: any CaskFileSystem) { self.bytes = bytes; self.fs = fs }
+        deinit { fs.unmap(bytes) }
     }
 
     /// A record chosen to survive.
@@ -85,7 +110,7 @@ struct Compactor {
         let listing = try listRecords(of: files, report: &report)
         let kept = try selectLive(listing, plan: plan, report: &report)
         let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
-        if output == nil { try state.withLock { s throws(CaskError) in try s.syncActive() } }
+        if output == nil { try syncActiveSegment() }
         report.bytesWritten = Int(output?.size ?? 0)
         let orphans = switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
         dropOrphans(orphans)
@@ -105,9 +130,7 @@ struct Compactor {
         var listing = Listing()
         for file in files {
             let size = Int(try fs.size(file.handle))
-            let input = file.mappedBytes(at: 0, count: size) != nil
-                ? Input(file: file, size: size, bytes: nil)
-                : Input(file: file, size: size, bytes: try fs.readWholeFile(file.handle))
+            let input = try Input.open(file, size: size, fs: fs)
             let n = listing.inputs.count
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
@@ -128,16 +151,17 @@ struct Compactor {
     // MARK: Phase 2: choose
 
     /// Keeps the records the index still points at, and the tombstones that may still hide an
-    /// older record; in sequence order. Checked under the lock in batches of 4,096, so writers
-    /// are not held up long.
+    /// older record; in sequence order. Checked under the lock in slices of
+    /// ``recordsPerSlice`` that let waiting writers in first (``StoreStateLock/withSlice(_:)``),
+    /// so a writer waits for at most one slice.
     private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) throws(CaskError) -> [Kept] {
         let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
         var start = 0
         while start < listing.records.count {
             try cancellation?.check()
-            let end = min(listing.records.count, start + 4096)
-            state.withLock { s in
+            let end = min(listing.records.count, start + Self.recordsPerSlice)
+            state.withSlice { s in
                 for (n, r) in zip(start..<end, listing.records[start..<end]) {
                     let input = listing.inputs[r.input]
                     let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
@@ -160,6 +184,9 @@ struct Compactor {
         }
         return kept.sorted { $0.sequence < $1.sequence }
     }
+
+    /// Records checked or moved per slice of the lock: a few tens of microseconds.
+    static let recordsPerSlice = 256
 
     /// A pin record is copied only while it is its key's live pin record: the newest one, and
     /// its value record still the key's entry.
@@ -206,7 +233,7 @@ struct Compactor {
             // Records that made input records dead (overwrites, removes, evictions) were appended
             // before the liveness check: make them durable before the inputs can go, or a crash
             // could lose both the old value and its replacement.
-            try state.withLock { s throws(CaskError) in try s.syncActive() }
+            try syncActiveSegment()
             CrashPoint.compactionBeforeRename.reach()
             try fs.rename(temporary, to: path)
             renamed = true
@@ -254,85 +281,6 @@ struct Compactor {
             state.withLock { $0.lingeringMinimumSequence = min($0.lingeringMinimumSequence, lowestSequence) }
         }
         try? fs.syncDirectory(directory)
-    }
-
-    // MARK: Phase 4: switch
-
-    /// Points the index (and live pin records) at the output, then forgets the inputs. Returns the
-    /// keys whose entries still pointed at an input: they had no valid record to copy.
-    private func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
-        state.withLock { s in
-            let expected = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
-            var switched = 0
-            if let output {
-                let (live, count) = Self.move(kept, of: listing, to: output, in: &s)
-                switched = count
-                s.segments[output.file.id] = output.file
-                s.usage[output.file.id] = SegmentUsage(fileBytes: output.size, liveBytes: live, liveCount: count,
-                                                       minimumSequence: kept[0].sequence, isCompacted: true)
-                s.hintBytes[output.file.id] = output.hintBytes
-            }
-            let orphans = switched == expected ? [] : Self.keysStill(in: plan.ids, of: s)
-            for key in orphans { key.withUnsafeBytes { s.drop($0) } }
-            Self.forgetInputs(plan.ids, in: &s)
-            s.stats.compactions += 1
-            s.stats.compactionBytesRead += report.bytesRead
-            s.stats.compactionBytesWritten += report.bytesWritten
-            return orphans
-        }
-    }
-
-    /// Moves the index entries and live pin records of kept records to their output offsets;
-    /// returns the live bytes and the number of index entries moved.
-    private static func move(_ kept: [Kept], of listing: Listing, to output: Output, in s: inout StoreState) -> (Int64, Int) {
-        var live: Int64 = 0
-        var switched = 0
-        for (i, r) in kept.enumerated() where !r.isTombstone {
-            let input = listing.inputs[r.input]
-            let newOffset = UInt32(output.offsets[i])
-            if r.isPin {
-                let key = input.withKey(of: r) { Array($0) }
-                guard var loc = s.pinRecords[key], loc.segment == input.file.id, Int(loc.offset) == r.offset,
-                      loc.sequence == r.sequence else { continue }
-                loc.segment = output.file.id
-                loc.offset = newOffset
-                s.pinRecords[key] = loc
-                live += Int64(r.size)
-                continue
-            }
-            input.withKey(of: r) { k in
-                s.index.withEntry(forKey: k) { e in
-                    guard e.segment == input.file.id && Int(e.offset) == r.offset && e.sequence == r.sequence else { return }
-                    e.segment = output.file.id
-                    e.offset = newOffset
-                    live += Int64(r.size)
-                    switched += 1
-                }
-            }
-        }
-        return (live, switched)
-    }
-
-    /// Keys whose index entries point into one of `ids` (walks the whole index).
-    private static func keysStill(in ids: [UInt32], of s: StoreState) -> [[UInt8]] {
-        let inputIDs = Set(ids)
-        var keys: [[UInt8]] = []
-        s.index.forEach { key, e in if inputIDs.contains(e.segment) { keys.append(Array(key)) } }
-        return keys
-    }
-
-    /// Forgets the input segments, and pin records still in them (not copied: not live).
-    private static func forgetInputs(_ ids: [UInt32], in s: inout StoreState) {
-        let inputIDs = Set(ids)
-        for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
-            s.pinRecords[key] = nil
-            s.forgetPinRecord(loc)
-        }
-        for id in ids {
-            s.segments[id] = nil
-            s.usage[id] = nil
-            s.hintBytes[id] = nil
-        }
     }
 
     /// Keys that lost their record are removed with a tombstone (cause `.damage`).

@@ -101,3 +101,18 @@ struct HintBuilder: Sendable {
         return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: entries)
     }
 }
+
+/// A sealed segment's hint file, waiting for the background hint writer: the entries its writer
+/// collected, encoded into the file there (off the store's lock), or nil when the writer did not
+/// see every record of the segment and the hint must be made by scanning it.
+struct PendingHint: Sendable {
+    let segment: UInt32
+    let entries: HintBuilder?
+    /// Bytes of the sealed segment.
+    let segmentSize: Int64
+
+    /// The hint file's bytes, or nil when the segment must be scanned instead.
+    func encoded() -> [UInt8]? {
+        entries.map { $0.encoded(segmentID: segment, segmentSize: segmentSize) }
+    }
+}

@@ -46,9 +46,8 @@ struct StoreState: Sendable {
     var hintBytes: [UInt32: Int64] = [:]
     /// Appends to the active segment.
     var writer: SegmentWriter
-    /// Hint files waiting to be written by the background writer (segment id, bytes; empty
-    /// bytes: made by scanning the segment).
-    var pendingHints: [(UInt32, [UInt8])] = []
+    /// Hint files waiting to be written by the background writer, encoded there (off the lock).
+    var pendingHints: [PendingHint] = []
     var nextSequence: UInt64
     var nextSegmentID: UInt32
     var liveBytes: Int64 = 0
@@ -210,9 +209,9 @@ struct StoreState: Sendable {
         CrashPoint.rolloverBeforeNewSegment.reach()
         let sealed = writer
         try startSegment(flags: 0)
-        // An empty hint asks the hint writer to scan the sealed segment (its writer did not see
-        // all of its records).
-        pendingHints.append((sealed.id, sealed.hasCompleteHints ? sealed.hintFile() : []))
+        // The hint writer encodes it (a hint of a 64 MiB segment is megabytes: never under the
+        // lock), or scans the sealed segment when its writer did not see all of its records.
+        pendingHints.append(PendingHint(segment: sealed.id, entries: sealed.hasCompleteHints ? sealed.hints : nil, segmentSize: sealed.size))
         wantsCompaction = true
     }
 
@@ -243,7 +242,7 @@ struct StoreState: Sendable {
 
     /// Work a write leaves for after the lock: hint files to write, events to deliver, compaction.
     struct Deferred {
-        var hints: [(UInt32, [UInt8])] = []
+        var hints: [PendingHint] = []
         var events: [StoreEvent] = []
         var wantsCompaction = false
         var mustCompact = false

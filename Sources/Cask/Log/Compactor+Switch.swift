@@ -1,0 +1,122 @@
+/// Phase 4 of a pass: pointing the index at the output, in slices of the lock
+/// (format-spec.md, "Compaction": "Switching the index").
+///
+/// The output joins the store's segments first (it is durable under its own name by then), so
+/// that readers can follow an entry to either copy. Then the entries of kept records move to the
+/// output ``Compactor/recordsPerSlice`` at a time, each slice taken with
+/// ``StoreStateLock/withSlice(_:)`` so writers go first. Between slices writers may overwrite,
+/// remove or evict keys of either copy: every move checks that the entry still points at the
+/// input record it copied, and moves that record's live bytes from the input's usage to the
+/// output's, so the usage stays exact whichever copy a later write forgets. The inputs are
+/// forgotten in the last slice, once nothing points into them.
+extension Compactor {
+    /// Points the index (and live pin records) at the output, then forgets the inputs. Returns the
+    /// keys whose entries still pointed at an input: they had no valid record to copy.
+    func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
+        if let output {
+            state.withSlice { s in
+                s.segments[output.file.id] = output.file
+                s.usage[output.file.id] = SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
+                                                       minimumSequence: kept[0].sequence, isCompacted: true)
+                s.hintBytes[output.file.id] = output.hintBytes
+            }
+            var start = 0
+            while start < kept.count {
+                let end = min(kept.count, start + Self.recordsPerSlice)
+                state.withSlice { s in Self.move(kept, start..<end, of: listing, to: output, in: &s) }
+                start = end
+            }
+        }
+        return state.withSlice { s in
+            // Entries left in the inputs had no valid record to copy (damage): rare, and only
+            // then is the whole index walked.
+            let left = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
+            let orphans = left == 0 ? [] : Self.keysStill(in: plan.ids, of: s)
+            for key in orphans { key.withUnsafeBytes { s.drop($0) } }
+            Self.forgetInputs(plan.ids, in: &s)
+            s.stats.compactions += 1
+            s.stats.compactionBytesRead += report.bytesRead
+            s.stats.compactionBytesWritten += report.bytesWritten
+            return orphans
+        }
+    }
+
+    /// Moves the index entries and live pin records of `kept[range]` to their output offsets,
+    /// with their live bytes (and, for entries, their count) from the input's usage to the output's.
+    private static func move(_ kept: [Kept], _ range: Range<Int>, of listing: Listing, to output: Output, in s: inout StoreState) {
+        let out = output.file.id
+        for i in range where !kept[i].isTombstone {
+            let r = kept[i]
+            let input = listing.inputs[r.input]
+            let from = input.file.id
+            let newOffset = UInt32(output.offsets[i])
+            let size = Int64(r.size)
+            if r.isPin {
+                let key = input.withKey(of: r) { Array($0) }
+                guard var loc = s.pinRecords[key], loc.segment == from, Int(loc.offset) == r.offset,
+                      loc.sequence == r.sequence else { continue }
+                loc.segment = out
+                loc.offset = newOffset
+                s.pinRecords[key] = loc
+                s.usage.update(from) { $0.liveBytes -= size }
+                s.usage.update(out) { $0.liveBytes += size }
+                continue
+            }
+            let moved = input.withKey(of: r) { k in
+                s.index.withEntry(forKey: k) { e -> Bool in
+                    guard e.segment == from && Int(e.offset) == r.offset && e.sequence == r.sequence else { return false }
+                    e.segment = out
+                    e.offset = newOffset
+                    return true
+                } ?? false
+            }
+            if moved {
+                s.usage.update(from) { $0.liveBytes -= size; $0.liveCount -= 1 }
+                s.usage.update(out) { $0.liveBytes += size; $0.liveCount += 1 }
+            }
+        }
+    }
+
+    /// Keys whose index entries point into one of `ids` (walks the whole index).
+    private static func keysStill(in ids: [UInt32], of s: StoreState) -> [[UInt8]] {
+        let inputIDs = Set(ids)
+        var keys: [[UInt8]] = []
+        s.index.forEach { key, e in if inputIDs.contains(e.segment) { keys.append(Array(key)) } }
+        return keys
+    }
+
+    /// Forgets the input segments, and pin records still in them (not copied: not live).
+    private static func forgetInputs(_ ids: [UInt32], in s: inout StoreState) {
+        let inputIDs = Set(ids)
+        for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
+            s.pinRecords[key] = nil
+            s.forgetPinRecord(loc)
+        }
+        for id in ids {
+            s.segments[id] = nil
+            s.usage[id] = nil
+            s.hintBytes[id] = nil
+        }
+    }
+
+    /// Flushes the active segment under the lock and `fdatasync`s it outside, like the group
+    /// commit: records appended before this call are durable when it returns. A failed sync
+    /// fails what it covered, as ``StoreState/syncActive()`` does.
+    func syncActiveSegment() throws(CaskError) {
+        let target = try state.withLock { s throws(CaskError) -> (file: SegmentFile, size: Int64)? in
+            try s.flush()
+            guard s.writer.syncedSize < s.writer.flushedSize else { return nil }
+            s.stats.segmentSyncs += 1
+            return (s.active, s.writer.flushedSize)
+        }
+        guard let target else { return }
+        do throws(CaskError) { try fs.sync(target.file.handle) } catch {
+            state.withLock { s in
+                // A segment sealed meanwhile was synced by its rollover (or failed its writes there).
+                if s.writer.id == target.file.id { s.failUnsynced(error, now: options.clock.now) }
+            }
+            throw error
+        }
+        state.withLock { s in if s.writer.id == target.file.id { s.writer.markSynced(through: target.size) } }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Cask
+import CaskToolSupport
+import Foundation
+
+/// `cask-harness churn`: the steady state of a cache. Fills `--count` keys, then overwrites random
+/// keys `--ops` times with every put timed, the store full, evicting and compacting; prints the
+/// throughput, the tail of the put latencies and how many puts took over 1 ms and 10 ms.
+/// The peer harness (`cask-versus churn`) runs the same workload against other engines; this one
+/// is the quick loop for profiling the store alone (`perf record -g cask-harness churn ...`).
+struct Churn: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fill, then time every put of sustained random overwrites (the store full and compacting).")
+
+    @Option(help: "Scratch directory (a fresh folder inside it is used and removed).") var directory = NSTemporaryDirectory()
+    @Option(help: "Keys filled first.") var count = 1_000_000
+    @Option(help: "Random overwrites timed after the fill.") var ops = 5_000_000
+    @Option(help: "Value size in bytes (half random, half repeated).") var valueSize = 100
+    @Option(help: "limits.byteLimit in bytes (none by default).") var byteLimit: Int?
+    @Option(help: "segmentSize in bytes (the store's default when absent).") var segmentSize: Int?
+
+    func validate() throws {
+        try ArgumentValues.count(count, option: "--count", minimum: 1)
+        try ArgumentValues.count(ops, option: "--ops", minimum: 1)
+        try ArgumentValues.count(valueSize, option: "--value-size", minimum: 1)
+    }
+
+    func run() throws {
+        let path = (directory as NSString).appendingPathComponent("cask-churn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(atPath: path) }   // harmless: a scratch folder
+        var options = StoreOptions()
+        options.durability = .none
+        options.limits.byteLimit = byteLimit
+        if let segmentSize { options.segmentSize = segmentSize }
+        let keys = (0..<count).map { i in "k" + String(repeating: "0", count: 15 - String(i).count) + String(i) }
+        let values = Self.values(size: valueSize)
+        try withStoreErrors {
+            let store = try DiskStore(directory: path, options: options)
+            for i in 0..<count { try store.setValue(values[i & 63], forKey: keys[i]) }
+            var latencies = [UInt32](repeating: 0, count: ops)
+            var rng = SystemRandomNumberGenerator()
+            let start = DispatchTime.now().uptimeNanoseconds
+            for n in 0..<ops {
+                let key = keys[Int(rng.next() % UInt64(count))]
+                let t = DispatchTime.now().uptimeNanoseconds
+                try store.setValue(values[n & 63], forKey: key)
+                latencies[n] = UInt32(clamping: DispatchTime.now().uptimeNanoseconds - t)
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let stats = store.statistics
+            try store.close()
+            print(Self.summary(latencies, seconds: seconds, compactions: stats.compactions))
+        }
+    }
+
+    static func values(size: Int) -> [Data] {
+        (0..<64).map { seed in
+            var x = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: size)
+            for i in 0..<(size / 2) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; bytes[i] = UInt8(truncatingIfNeeded: x) }
+            return Data(bytes)
+        }
+    }
+
+    static func summary(_ latencies: [UInt32], seconds: Double, compactions: Int) -> String {
+        let sorted = latencies.sorted()
+        func p(_ q: Double) -> String { String(format: "%.1f", Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) / 1000) }
+        let over1 = latencies.lazy.filter { $0 > 1_000_000 }.count
+        let over10 = latencies.lazy.filter { $0 > 10_000_000 }.count
+        return String(format: "churn: %.2f M puts/s", Double(latencies.count) / seconds / 1e6)
+            + "  p50 \(p(0.5)) µs  p99 \(p(0.99)) µs  p99.9 \(p(0.999)) µs  p99.99 \(p(0.9999)) µs"
+            + String(format: "  max %.2f ms", Double(sorted.last ?? 0) / 1e6)
+            + "  >1ms \(over1)  >10ms \(over10)  compactions \(compactions)"
+    }
+}
