@@ -70,9 +70,11 @@ extension DiskStore {
     func backgroundCompaction() -> Bool {
         let closed = state.withLock { s -> Bool in
             s.sealedGarbageGrew = false
+            s.compactionWoken = false
             return s.isClosed
         }
         if closed { return false }
+        evictAheadOfTheByteLimit()
         do throws(CaskError) { _ = try compactIfNeeded() } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }

@@ -27,7 +27,7 @@ public final class DiskStore: Sendable {
     /// The directory lock (nil when read-only: readers take no lock).
     let lock: StoreLock?
     /// Flush deadline and interval syncs (nil when read-only).
-    private let ticker: BackgroundThread?
+    let ticker: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
     let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
@@ -40,7 +40,7 @@ public final class DiskStore: Sendable {
     let closing = CancellationFlag()
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
-    private let compactor: BackgroundThread?
+    let compactor: BackgroundThread?
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -198,6 +198,7 @@ public final class DiskStore: Sendable {
         armBackgroundWork()
         if !d.hints.isEmpty { writeHints(d.hints) }
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
+        if d.sealSoon { ticker?.wake() }
         if d.mustCompact {
             do throws(CaskError) { _ = try compactIfNeeded() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
@@ -289,36 +290,6 @@ public final class DiskStore: Sendable {
         }
     }
 
-    /// How many times the flush and compaction threads have run (for tests of idle behaviour).
-    package var backgroundRuns: (flush: Int, compaction: Int) {
-        (ticker?.runs.load(ordering: .relaxed) ?? 0, compactor?.runs.load(ordering: .relaxed) ?? 0)
-    }
-
-    /// Whether records wait for the flush deadline (or, with interval durability, for a sync).
-    var hasUnwrittenRecords: Bool {
-        state.withLock { s in
-            guard !s.isClosed else { return false }
-            if case .interval = options.durability { return s.writer.size > s.writer.syncedSize }
-            return s.writer.size > s.writer.flushedSize
-        }
-    }
-
-    /// Whether the compaction thread must look at its next interval: some item can expire or
-    /// age out, or a sealed segment gained dead bytes since it last looked.
-    var needsCompactionCheck: Bool {
-        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew) }
-    }
-
-    /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
-    /// the background threads run within their interval. One relaxed load each when they are
-    /// already armed. `compaction` false (a plain put left nothing for the compaction thread)
-    /// leaves that thread asleep: arming it would wake it only to find nothing, once per write.
-    @inline(__always)
-    func armBackgroundWork(compaction: Bool = true) {
-        ticker?.arm()
-        if compaction { compactor?.arm() }
-    }
-
     /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.
     func requireWritable() throws(CaskError) {
         if options.isReadOnly { throw .readOnly(path: directory) }
@@ -373,20 +344,6 @@ public final class DiskStore: Sendable {
     /// a quiet file system).
     package func waitForBackgroundWork() { hintQueue.sync {} }
 
-    /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
-    /// Returns false once the store is closed.
-    private func backgroundTick() -> Bool {
-        state.withLock { s in
-            guard !s.isClosed else { return false }
-            do throws(CaskError) {
-                if case .interval = options.durability { try s.syncActive() } else { try s.flush() }
-            } catch {
-                s.stats.backgroundFailures += 1
-                options.logger.warning("background flush failed: \(error)")
-            }
-            return true
-        }
-    }
 }
 
 /// Lets the background thread reach the store without keeping it alive.

@@ -98,25 +98,4 @@ extension Compactor {
             s.hintBytes[id] = nil
         }
     }
-
-    /// Flushes the active segment under the lock and `fdatasync`s it outside, like the group
-    /// commit: records appended before this call are durable when it returns. A failed sync
-    /// fails what it covered, as ``StoreState/syncActive()`` does.
-    func syncActiveSegment() throws(CaskError) {
-        let target = try state.withLock { s throws(CaskError) -> (file: SegmentFile, size: Int64)? in
-            try s.flush()
-            guard s.writer.syncedSize < s.writer.flushedSize else { return nil }
-            s.stats.segmentSyncs += 1
-            return (s.active, s.writer.flushedSize)
-        }
-        guard let target else { return }
-        do throws(CaskError) { try fs.sync(target.file.handle) } catch {
-            state.withLock { s in
-                // A segment sealed meanwhile was synced by its rollover (or failed its writes there).
-                if s.writer.id == target.file.id { s.failUnsynced(error, now: options.clock.now) }
-            }
-            throw error
-        }
-        state.withLock { s in if s.writer.id == target.file.id { s.writer.markSynced(through: target.size) } }
-    }
 }

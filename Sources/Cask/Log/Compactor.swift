@@ -110,7 +110,7 @@ struct Compactor {
         let listing = try listRecords(of: files, report: &report)
         let kept = try selectLive(listing, plan: plan, report: &report)
         let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
-        if output == nil { try syncActiveSegment() }
+        if output == nil { try state.syncActiveOutsideLock() }
         report.bytesWritten = Int(output?.size ?? 0)
         let orphans = switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
         dropOrphans(orphans)
@@ -233,7 +233,7 @@ struct Compactor {
             // Records that made input records dead (overwrites, removes, evictions) were appended
             // before the liveness check: make them durable before the inputs can go, or a crash
             // could lose both the old value and its replacement.
-            try syncActiveSegment()
+            try state.syncActiveOutsideLock()
             CrashPoint.compactionBeforeRename.reach()
             try fs.rename(temporary, to: path)
             renamed = true

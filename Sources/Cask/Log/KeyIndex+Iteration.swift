@@ -30,6 +30,15 @@ extension KeyIndex {
         }
     }
 
+    /// Calls `body` with the key and entry of each entry numbered in `range` (clamped to
+    /// ``count``): for walks of the index in slices of the store's lock.
+    func forEach(in range: Range<Int>, _ body: (UnsafeRawBufferPointer, IndexEntry) -> Void) {
+        let range = range.clamped(to: stored.indices)
+        keys.withUnsafeBytes { arena in
+            for n in range { body(key(stored[n], in: arena), entry(at: n)) }
+        }
+    }
+
     /// Calls `body` with every key (as bytes) and entry in ``entries`` order, stopping at the
     /// first error.
     func forEachEntry<E: Error>(_ body: (UnsafeRawBufferPointer, IndexEntry) throws(E) -> Void) throws(E) {

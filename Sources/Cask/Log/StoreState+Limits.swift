@@ -108,29 +108,10 @@ extension StoreState {
                                tombstoneIfNeeded: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
         let age = ageLimitMilliseconds
         while !isDone(self) && !index.isEmpty {
-            // One 64-bit rank per key: gone items rank 0; then pinned last; then access time in
-            // milliseconds since 2020 (41 bits, until 2089; or size, descending); then the low
-            // 22 bits of the sequence (older writes first within a millisecond), so that a
-            // sample gives a tight threshold.
-            func rank(_ e: IndexEntry) -> UInt64 {
-                if Self.goneCause(e, now: now, ageLimit: age) != nil { return 0 }
-                let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
-                let order = largestFirst
-                    ? UInt64(UInt32.max - UInt32(clamping: e.recordSize))
-                    : UInt64(min(max(0, e.accessTime - IndexEntry.epochMilliseconds), (1 << 41) - 1))
-                return pinned | order << 22 | (e.sequence & 0x3F_FFFF)
-            }
+            func rank(_ e: IndexEntry) -> UInt64 { Self.evictionRank(e, now: now, ageLimit: age, largestFirst: largestFirst) }
             // Take a threshold from a sample so that only the likely victims are sorted.
             let n = index.count
-            var threshold = UInt64.max
-            if n > 8192 {
-                let wanted = max(64, n / 50)
-                var sample: [UInt64] = []
-                sample.reserveCapacity(1024)
-                for _ in 0..<1024 { sample.append(rank(index.entries[Int.random(in: 0..<n)])) }
-                sample.sort()
-                threshold = sample[min(1023, wanted * 1024 / n * 2 + 1)]
-            }
+            let threshold = n > 8192 ? evictionThreshold(share: 50, now: now, largestFirst: largestFirst) : UInt64.max
             // Candidates' keys go to one flat buffer (no allocation per key).
             var candidates: [(rank: UInt64, offset: Int, length: Int)] = []
             var keys: [UInt8] = []
@@ -154,6 +135,35 @@ extension StoreState {
         }
     }
 
+    /// One 64-bit rank per key, lowest evicted first: gone items rank 0; then pinned last; then
+    /// access time in milliseconds since 2020 (41 bits, until 2089; or size, descending); then
+    /// the low 22 bits of the sequence (older writes first within a millisecond), so that a
+    /// sample gives a tight threshold.
+    @inline(__always)
+    static func evictionRank(_ e: IndexEntry, now: Int64, ageLimit: Int64, largestFirst: Bool = false) -> UInt64 {
+        if goneCause(e, now: now, ageLimit: ageLimit) != nil { return 0 }
+        let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
+        let order = largestFirst
+            ? UInt64(UInt32.max - UInt32(clamping: e.recordSize))
+            : UInt64(min(max(0, e.accessTime - IndexEntry.epochMilliseconds), (1 << 41) - 1))
+        return pinned | order << 22 | (e.sequence & 0x3F_FFFF)
+    }
+
+    /// A rank below which about 1/`share` of the keys lie (twice that, to be safe), from a
+    /// sample of 1,024 random entries: O(1).
+    func evictionThreshold(share: Int, now: Int64, largestFirst: Bool = false) -> UInt64 {
+        let n = index.count, age = ageLimitMilliseconds
+        guard n > 0 else { return .max }
+        let wanted = max(64, n / share)
+        var sample: [UInt64] = []
+        sample.reserveCapacity(1024)
+        for _ in 0..<1024 {
+            sample.append(Self.evictionRank(index.entries[Int.random(in: 0..<n)], now: now, ageLimit: age, largestFirst: largestFirst))
+        }
+        sample.sort()
+        return sample[min(1023, wanted * 1024 / n * 2 + 1)]
+    }
+
     /// Applies the count and byte limits after a write of `written` (never evicted by it), and
     /// notes when compaction is due.
     mutating func enforceLimits(now: Int64, written: UnsafeRawBufferPointer? = nil) {
@@ -162,24 +172,35 @@ extension StoreState {
                 let target = c - c / 100
                 try evictInOrder(cause: .count, now: now, sparing: written, tombstoneIfNeeded: true) { $0.index.count <= target }
             }
-            if let b = limits.byteLimit {
-                // Hint files grow with the live records too (about 40 bytes each): the live
-                // share of the limit covers both, or small records would leave compaction no room.
-                let hints = hintBytes.values.reduce(0, +)
-                let segmentBytes = max(1, fileBytes - hints)
-                let liveTarget = Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
+            if let b = limits.byteLimit, let liveTarget = liveByteTarget {
                 if liveBytes > liveTarget {
                     // Evict 2% below the target, so that the index walk of a batch is paid once
                     // per 2% of the live set written, not per put.
                     let target = liveTarget - liveTarget / 50
                     try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true) { $0.liveBytes <= target }
                 }
-                if fileBytes > b { wantsCompaction = true }
+                // Past the low watermark the compaction thread evicts ahead, off the write
+                // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.
+                let overLow = liveBytes > liveTarget - liveTarget / 25
+                if (fileBytes > b || overLow) && !compactionWoken {
+                    wantsCompaction = true
+                    compactionWoken = true
+                }
             }
         } catch {
             stats.backgroundFailures += 1
             options.logger.warning("could not evict to the store's limits: \(error)")
         }
+    }
+
+    /// Live bytes the byte limit allows (nil without one). Hint files grow with the live records
+    /// too (about 40 bytes each): the live share of the limit covers both, or small records
+    /// would leave compaction no room.
+    var liveByteTarget: Int64? {
+        guard let b = limits.byteLimit else { return nil }
+        let hints = hintBytes.values.reduce(0, +)
+        let segmentBytes = max(1, fileBytes - hints)
+        return Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
     }
 
     /// True when disk use is past the byte limit's headroom: the writer must compact before

@@ -71,6 +71,13 @@ struct StoreState: Sendable {
     var pendingEvents: [StoreEvent] = []
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
+    /// The compaction thread was woken for the byte limit and has not run since (it is woken
+    /// once per crossing of the limit or the eviction watermark, not once per put).
+    var compactionWoken = false
+    /// The active segment is nearly full: the flush thread seals it (``backgroundRolloverShare``).
+    var rolloverRequested = false
+    /// The flush thread was woken for the requested rollover (once per segment).
+    var sealWoken = false
     /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
     /// its next interval (and sleeps without a timer while nothing changes).
     var sealedGarbageGrew = false
@@ -128,6 +135,7 @@ struct StoreState: Sendable {
         nextSequence += 1
         stats.writes += 1
         stats.bytesWritten += Int(size)
+        if !rolloverRequested && writer.size >= backgroundRolloverSize { rolloverRequested = true }
         return entry
     }
 
@@ -201,11 +209,24 @@ struct StoreState: Sendable {
 
     // MARK: Segments
 
+    /// Segments of at least this many bytes are sealed in the background (format-spec.md,
+    /// "Rollover"); smaller ones only by the write that fills them.
+    static let backgroundRolloverMinimum = 1 << 20
+
+    /// The size at which the flush thread is asked to seal the active segment: 15/16 of
+    /// `segmentSize` (never, below ``backgroundRolloverMinimum``). The write that reaches
+    /// `segmentSize` seals it itself if the flush thread has not yet.
+    var backgroundRolloverSize: Int64 {
+        options.segmentSize >= Self.backgroundRolloverMinimum ? Int64(options.segmentSize - options.segmentSize / 16) : .max
+    }
+
     /// Seals the active segment and starts a new one (format-spec.md, "Rollover"): the old segment
     /// is synced, the new file is created with its header, synced, and the directory synced, before
     /// anything is written to it. The sealed segment's hint file is queued for writing.
     mutating func rollover() throws(CaskError) {
         try syncActive()
+        rolloverRequested = false
+        sealWoken = false
         CrashPoint.rolloverBeforeNewSegment.reach()
         let sealed = writer
         try startSegment(flags: 0)
@@ -246,10 +267,12 @@ struct StoreState: Sendable {
         var events: [StoreEvent] = []
         var wantsCompaction = false
         var mustCompact = false
+        /// The active segment is nearly full: wake the flush thread to seal it.
+        var sealSoon = false
         /// The compaction thread has something to look at (an item that can expire or age out,
         /// or dead bytes in a sealed segment): the writer arms it. Not a reason to call `finish`.
         var checkCompaction = false
-        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact }
+        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon }
     }
 
     /// Hands over what a write left to do once the lock is released. Allocates nothing when
@@ -260,6 +283,7 @@ struct StoreState: Sendable {
         if !pendingHints.isEmpty { d.hints = pendingHints; pendingHints = [] }
         if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
+        if rolloverRequested && !sealWoken { d.sealSoon = true; sealWoken = true }
         if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
         d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
         return d
