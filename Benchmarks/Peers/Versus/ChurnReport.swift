@@ -40,6 +40,7 @@ struct ChurnReport {
         "window_ms", "slowest_window_puts", "median_window_puts",
         "byte_limit", "segment_size_workaround", "disk_max_bytes", "disk_final_bytes",
         "user_bytes", "write_bytes", "cancelled_write_bytes", "write_amplification",
+        "syscall_write_bytes", "syscall_write_amplification",
         "own_bytes_written", "own_compaction_bytes_written", "own_write_amplification", "peak_rss_bytes",
     ].joined(separator: ",")
 
@@ -53,6 +54,7 @@ struct ChurnReport {
                 "\(w.windowMilliseconds)", "\(w.slowestWindowPuts)", "\(w.medianWindowPuts)",
                 optional(r.byteLimit), optional(r.segmentSizeWorkaround), "\(r.diskMaxBytes)", "\(r.diskFinalBytes)",
                 "\(r.userBytes)", "\(r.storageWriteBytes)", "\(r.cancelledWriteBytes)", "\(r.writeAmplification)",
+                "\(r.syscallWriteBytes)", "\(r.syscallWriteAmplification)",
                 optional(r.ownBytesWritten), optional(r.ownCompactionBytesWritten), optional(r.ownWriteAmplification),
                 "\(r.peakResidentBytes)",
             ]

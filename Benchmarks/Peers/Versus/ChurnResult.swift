@@ -29,6 +29,11 @@ struct ChurnResult: Codable {
     var cancelledWriteBytes: Int64
     /// storageWriteBytes / userBytes.
     var writeAmplification: Double
+    /// /proc/self/io `wchar` over the same span (bytes handed to write system calls), and
+    /// its ratio to userBytes: for engines that rewrite pages in place (LMDB), whose rewrites
+    /// of a page still dirty `write_bytes` counts once.
+    var syscallWriteBytes: Int64
+    var syscallWriteAmplification: Double
     /// Cask only, by the store's own count: record bytes put and compaction output.
     var ownBytesWritten: Int64?
     var ownCompactionBytesWritten: Int64?

@@ -28,6 +28,7 @@ struct ChurnRunner {
 
         let writeBase = ProcessProbe.storageWriteBytes()
         let cancelledBase = ProcessProbe.cancelledWriteBytes()
+        let syscallBase = ProcessProbe.syscallWriteBytes()
         let origin = ProcessProbe.now()
         let sampler = DiskSampler(directory: directory, intervalNanoseconds: windowNanoseconds, origin: origin, writeBase: writeBase)
         sampler.start()
@@ -39,10 +40,11 @@ struct ChurnRunner {
         try store.close()
         let closeSeconds = Double(ProcessProbe.now() - closeStart) / 1e9
         let samples = sampler.stop()
-        let written = ProcessProbe.storageWriteBytes() - writeBase
-        let cancelled = ProcessProbe.cancelledWriteBytes() - cancelledBase
+        let writes = Writes(
+            storage: ProcessProbe.storageWriteBytes() - writeBase, cancelled: ProcessProbe.cancelledWriteBytes() - cancelledBase,
+            syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
         return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, samples: samples,
-                      written: written, cancelled: cancelled, own: own, store: store)
+                      writes: writes, store: store)
     }
 
     var windowNanoseconds: UInt64 { UInt64(windowMilliseconds) * 1_000_000 }
@@ -75,8 +77,17 @@ struct ChurnRunner {
         return log
     }
 
+    /// Bytes written over the churn and the close, by each count.
+    struct Writes {
+        var storage: Int64
+        var cancelled: Int64
+        var syscall: Int64
+        /// The store's own count (Cask): record bytes put, compaction output.
+        var own: (Int64, Int64)?
+    }
+
     func result(log: LatencyLog, seconds: Double, fillSeconds: Double, closeSeconds: Double, samples: [DiskPoint],
-                written: Int64, cancelled: Int64, own: (Int64, Int64)?, store: any Engine) -> ChurnResult {
+                writes: Writes, store: any Engine) -> ChurnResult {
         let sorted = log.sortedDurations()
         let userBytes = Int64(puts) * Int64(16 + values[0].count)
         let limited = store as? CaskLimitEngine
@@ -87,10 +98,11 @@ struct ChurnRunner {
             windowSummary: WindowSummary(windows: log.windows, windowMilliseconds: windowMilliseconds),
             byteLimit: limited?.byteLimit, segmentSizeWorkaround: limited?.segmentSizeWorkaround,
             diskMaxBytes: samples.map(\.diskBytes).max() ?? 0, diskFinalBytes: samples.last?.diskBytes ?? 0,
-            userBytes: userBytes, storageWriteBytes: written, cancelledWriteBytes: cancelled,
-            writeAmplification: Double(written) / Double(userBytes),
-            ownBytesWritten: own?.0, ownCompactionBytesWritten: own?.1,
-            ownWriteAmplification: own.map { Double($0.0 + $0.1) / Double(userBytes) },
+            userBytes: userBytes, storageWriteBytes: writes.storage, cancelledWriteBytes: writes.cancelled,
+            writeAmplification: Double(writes.storage) / Double(userBytes),
+            syscallWriteBytes: writes.syscall, syscallWriteAmplification: Double(writes.syscall) / Double(userBytes),
+            ownBytesWritten: writes.own?.0, ownCompactionBytesWritten: writes.own?.1,
+            ownWriteAmplification: writes.own.map { Double($0.0 + $0.1) / Double(userBytes) },
             peakResidentBytes: ProcessProbe.peakResidentBytes(),
             windows: log.windows, curve: LatencySummary.curve(sorted), diskSamples: samples)
     }

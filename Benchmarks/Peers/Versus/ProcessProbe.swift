@@ -43,6 +43,12 @@ enum ProcessProbe {
     /// unavailable.
     static func cancelledWriteBytes() -> Int64 { ioCounter("cancelled_write_bytes") }
 
+    /// Bytes this process handed to write(2), pwrite(2) and the like (`wchar` of
+    /// /proc/self/io), whether or not they reached storage: counts an in-place page rewrite
+    /// every time, where `storageWriteBytes` counts a page once while it stays dirty. 0 where
+    /// unavailable.
+    static func syscallWriteBytes() -> Int64 { ioCounter("wchar") }
+
     /// One counter of /proc/self/io by its name; 0 where unavailable.
     static func ioCounter(_ name: String) -> Int64 {
         guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return 0 }
