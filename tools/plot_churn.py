@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Plots the `cask-versus churn` results with matplotlib.
 
-usage: python3 tools/plot_churn.py [Benchmarks/results/churn]
+usage: python3 tools/plot_churn.py [Benchmarks/results/churn] [svg|png]
 
 Reads churn-throughput.csv, churn-latency.csv, churn-disk.csv and churn-summary.csv from that
-folder and writes next to them:
-  churn-throughput.svg  puts completed per window (100 ms by default) over the churn, per engine
+folder and writes next to them (SVG unless png is asked for):
+  churn-throughput.svg  puts per second in each window (100 ms by default) over the churn, per engine
   churn-latency.svg     the put latency tail: fraction of puts slower than x (CCDF), log-log
   churn-disk.svg        disk use of each store's directory over the churn, with the byte limit
 Needs matplotlib (`python3 -m pip install matplotlib`).
@@ -22,6 +22,7 @@ try:
 except ImportError:
     sys.exit("plot_churn.py needs matplotlib: python3 -m pip install matplotlib")
 
+FORMAT = sys.argv[2] if len(sys.argv) > 2 else "svg"
 COLORS = {"cask": "#d62728", "cask-limit": "#8c1a1a", "append": "#7f7f7f", "leveldb": "#1f77b4",
           "rocksdb": "#ff7f0e", "lmdb": "#2ca02c", "sqlite": "#9467bd"}
 
@@ -52,16 +53,21 @@ def plot_throughput(folder, summary):
     fig, ax = plt.subplots(figsize=(10, 5))
     for engine, (t, puts) in series.items():
         window = float(summary[engine]["window_ms"]) / 1000 if engine in summary else 0.1
+        # The last window is partial: left out. Each window drawn flat from its start to its end,
+        # so that a stall shows as a drop to zero.
+        if len(t) > 1:
+            t, puts = t[:-1], puts[:-1]
+        starts = [x - window for x in t] + [t[-1]]
         rate = [p / window for p in puts]
-        ax.plot(t, rate, label=engine, color=COLORS.get(engine), linewidth=1)
-    ax.set_yscale("log")
+        ax.step(starts, rate + [rate[-1]], where="post", label=engine, color=COLORS.get(engine), linewidth=1)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("seconds since the churn began")
-    ax.set_ylabel("puts per second (per window, log scale)")
+    ax.set_ylabel("puts per second (per window)")
     ax.set_title("Throughput over time\n" + subtitle(summary), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, "churn-throughput.svg"))
+    fig.savefig(os.path.join(folder, f"churn-throughput.{FORMAT}"), dpi=120)
     plt.close(fig)
 
 
@@ -82,7 +88,7 @@ def plot_latency(folder, summary):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, "churn-latency.svg"))
+    fig.savefig(os.path.join(folder, f"churn-latency.{FORMAT}"), dpi=120)
     plt.close(fig)
 
 
@@ -100,7 +106,7 @@ def plot_disk(folder, summary):
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, "churn-disk.svg"))
+    fig.savefig(os.path.join(folder, f"churn-disk.{FORMAT}"), dpi=120)
     plt.close(fig)
 
 
@@ -110,7 +116,7 @@ def main():
     plot_throughput(folder, summary)
     plot_latency(folder, summary)
     plot_disk(folder, summary)
-    print(f"wrote churn-throughput.svg, churn-latency.svg, churn-disk.svg in {folder}")
+    print(f"wrote churn-throughput.{FORMAT}, churn-latency.{FORMAT}, churn-disk.{FORMAT} in {folder}")
 
 
 if __name__ == "__main__":
