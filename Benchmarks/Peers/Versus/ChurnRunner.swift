@@ -29,13 +29,14 @@ struct ChurnRunner {
         let writeBase = ProcessProbe.storageWriteBytes()
         let cancelledBase = ProcessProbe.cancelledWriteBytes()
         let syscallBase = ProcessProbe.syscallWriteBytes()
+        let ownBase = ownWrites(store)
         let origin = ProcessProbe.now()
         let sampler = DiskSampler(directory: directory, intervalNanoseconds: windowNanoseconds, origin: origin, writeBase: writeBase)
         sampler.start()
         let log = try churn(session, names, origin: origin)
         let seconds = Double(ProcessProbe.now() - origin) / 1e9
         try session.flush()
-        let own = (store as? CountsOwnWrites).map { ($0.ownBytesWritten, $0.ownCompactionBytesWritten) }
+        let own = ownWrites(store).flatMap { now in ownBase.map { (now.0 - $0.0, now.1 - $0.1) } }
         let closeStart = ProcessProbe.now()
         try store.close()
         let closeSeconds = Double(ProcessProbe.now() - closeStart) / 1e9
@@ -45,6 +46,11 @@ struct ChurnRunner {
             syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
         return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, samples: samples,
                       writes: writes, store: store)
+    }
+
+    /// The store's own count of record bytes put and compaction output, since it opened (Cask).
+    func ownWrites(_ store: any Engine) -> (Int64, Int64)? {
+        (store as? CountsOwnWrites).map { ($0.ownBytesWritten, $0.ownCompactionBytesWritten) }
     }
 
     var windowNanoseconds: UInt64 { UInt64(windowMilliseconds) * 1_000_000 }
