@@ -39,7 +39,7 @@ struct ChurnReport {
         "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns", "puts_over_1ms", "puts_over_10ms",
         "window_ms", "slowest_window_puts", "median_window_puts",
         "byte_limit", "segment_size_workaround", "disk_max_bytes", "disk_final_bytes",
-        "user_bytes", "write_bytes", "cancelled_write_bytes", "write_amplification",
+        "user_bytes", "write_bytes", "cancelled_write_bytes", "write_amplification", "net_write_amplification",
         "syscall_write_bytes", "syscall_write_amplification",
         "own_bytes_written", "own_compaction_bytes_written", "own_write_amplification", "peak_rss_bytes",
     ].joined(separator: ",")
@@ -53,7 +53,7 @@ struct ChurnReport {
                 "\(l.p50)", "\(l.p90)", "\(l.p99)", "\(l.p999)", "\(l.p9999)", "\(l.max)", "\(l.over1ms)", "\(l.over10ms)",
                 "\(w.windowMilliseconds)", "\(w.slowestWindowPuts)", "\(w.medianWindowPuts)",
                 optional(r.byteLimit), optional(r.segmentSizeWorkaround), "\(r.diskMaxBytes)", "\(r.diskFinalBytes)",
-                "\(r.userBytes)", "\(r.storageWriteBytes)", "\(r.cancelledWriteBytes)", "\(r.writeAmplification)",
+                "\(r.userBytes)", "\(r.storageWriteBytes)", "\(r.cancelledWriteBytes)", "\(r.writeAmplification)", "\(r.netWriteAmplification)",
                 "\(r.syscallWriteBytes)", "\(r.syscallWriteAmplification)",
                 optional(r.ownBytesWritten), optional(r.ownCompactionBytesWritten), optional(r.ownWriteAmplification),
                 "\(r.peakResidentBytes)",

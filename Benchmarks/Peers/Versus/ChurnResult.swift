@@ -29,6 +29,8 @@ struct ChurnResult: Codable {
     var cancelledWriteBytes: Int64
     /// storageWriteBytes / userBytes.
     var writeAmplification: Double
+    /// (storageWriteBytes - cancelledWriteBytes) / userBytes: what reached storage, or will.
+    var netWriteAmplification: Double
     /// /proc/self/io `wchar` over the same span (bytes handed to write system calls), and
     /// its ratio to userBytes: for engines that rewrite pages in place (LMDB), whose rewrites
     /// of a page still dirty `write_bytes` counts once.

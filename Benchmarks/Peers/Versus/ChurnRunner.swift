@@ -106,6 +106,7 @@ struct ChurnRunner {
             diskMaxBytes: samples.map(\.diskBytes).max() ?? 0, diskFinalBytes: samples.last?.diskBytes ?? 0,
             userBytes: userBytes, storageWriteBytes: writes.storage, cancelledWriteBytes: writes.cancelled,
             writeAmplification: Double(writes.storage) / Double(userBytes),
+            netWriteAmplification: Double(writes.storage - writes.cancelled) / Double(userBytes),
             syscallWriteBytes: writes.syscall, syscallWriteAmplification: Double(writes.syscall) / Double(userBytes),
             ownBytesWritten: writes.own?.0, ownCompactionBytesWritten: writes.own?.1,
             ownWriteAmplification: writes.own.map { Double($0.0 + $0.1) / Double(userBytes) },

@@ -13,7 +13,7 @@ struct ChurnTable {
         s += table(["engine", "puts/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "> 1 ms", "> 10 ms"], results.map(latencyRow))
         s += "\n"
         s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / final (MiB)",
-                    "limit (MiB)", "write amp. (write_bytes)", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
+                    "limit (MiB)", "write amp. (write_bytes)", "net of cancelled", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
         let workaround = results.compactMap { r in r.segmentSizeWorkaround.map { (r.engine, $0) } }
         for (engine, size) in workaround {
             s += "\n\(engine): the library refused byteLimit alone; the harness set segmentSize to \(size) bytes (limit / 8, a workaround).\n"
@@ -34,6 +34,7 @@ struct ChurnTable {
                 String(format: "%.0f / %.0f", mib(r.diskMaxBytes), mib(r.diskFinalBytes)),
                 r.byteLimit.map { String(format: "%.0f", mib($0)) } ?? "–",
                 String(format: "%.2f", r.writeAmplification),
+                String(format: "%.2f", r.netWriteAmplification),
                 String(format: "%.2f", r.syscallWriteAmplification),
                 r.ownWriteAmplification.map { String(format: "%.2f", $0) } ?? "–",
                 String(format: "%.0f", mib(r.peakResidentBytes))]
