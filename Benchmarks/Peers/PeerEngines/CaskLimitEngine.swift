@@ -80,9 +80,9 @@ extension CaskLimitEngine: CountsOwnWrites {
 
 /// The engines of the `churn` workload, in report order: Cask without a limit, Cask with only a
 /// byte limit, the buffered-append floor, then the peers.
-public let churnEngines: [any Engine.Type] = [
-    CaskEngine.self, CaskLimitEngine.self, AppendLogEngine.self, RocksDBEngine.self, LevelDBEngine.self, LMDBEngine.self,
-]
+public var churnEngines: [any Engine.Type] {
+    [CaskEngine.self, CaskLimitEngine.self, AppendLogEngine.self, RocksDBEngine.self, LevelDBEngine.self, LMDBEngine.self]
+}
 
 /// Looks a churn engine up by its `name`.
 public func churnEngine(named name: String) -> (any Engine.Type)? { churnEngines.first { $0.name == name } }
