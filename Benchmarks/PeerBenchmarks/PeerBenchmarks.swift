@@ -6,7 +6,8 @@ import PeerEngines
 // `cask-versus` drives: a random 100-byte put (no sync) and a random get of an existing key in
 // a store of 100,000 keys. 16-byte keys, half-compressible values, each store in its own
 // temporary folder. The full side-by-side report (fills, deletes, mixed, durable, overwrite,
-// latency percentiles, disk use, memory) is `cask-versus run`.
+// latency percentiles, disk use, memory) is `cask-versus run`. The churn benchmarks
+// (ChurnBenchmarks.swift) are the suite's short form of `cask-versus churn`.
 
 let keyCount = 100_000
 
@@ -30,9 +31,10 @@ final class OpenEngine {
     let session: any EngineSession
     let path: String
 
-    init(_ type: any Engine.Type, fill: Int, keys: [String], values: [[UInt8]]) throws {
+    init(_ type: any Engine.Type, fill: Int, keys: [String], values: [[UInt8]],
+         configuration: EngineConfiguration = EngineConfiguration()) throws {
         path = NSTemporaryDirectory() + "cask-peer-bench-\(type.name)-\(UUID().uuidString)"
-        engine = try type.init(directory: path, configuration: EngineConfiguration())
+        engine = try type.init(directory: path, configuration: configuration)
         session = try engine.makeSession()
         for i in 0..<fill { try values[i & 63].withUnsafeBytes { try session.put(keys[i], $0) } }
         try session.flush()
@@ -85,4 +87,5 @@ let benchmarks: @Sendable () -> Void = {
             try store.finish()
         }
     }
+    registerChurnBenchmarks(values: vals)
 }

@@ -36,9 +36,24 @@ enum ProcessProbe {
     /// Bytes this process (all threads) caused to be sent to storage (`write_bytes` of
     /// /proc/self/io: counted when a page is first dirtied; LMDB's and SQLite's in-place page
     /// updates count once per writeback, not per update). 0 where unavailable.
-    static func storageWriteBytes() -> Int64 {
+    static func storageWriteBytes() -> Int64 { ioCounter("write_bytes") }
+
+    /// Bytes of `storageWriteBytes` that were never written after all (`cancelled_write_bytes`
+    /// of /proc/self/io: dirty pages of files truncated or deleted before writeback). 0 where
+    /// unavailable.
+    static func cancelledWriteBytes() -> Int64 { ioCounter("cancelled_write_bytes") }
+
+    /// Bytes this process handed to write(2), pwrite(2) and the like (`wchar` of
+    /// /proc/self/io), whether or not they reached storage: counts an in-place page rewrite
+    /// every time, where `storageWriteBytes` counts a page once while it stays dirty. 0 where
+    /// unavailable.
+    static func syscallWriteBytes() -> Int64 { ioCounter("wchar") }
+
+    /// One counter of /proc/self/io by its name; 0 where unavailable.
+    static func ioCounter(_ name: String) -> Int64 {
         guard let text = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+        let prefix = name + ":"
+        for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
             return Int64(line.split(separator: " ").last ?? "0") ?? 0
         }
         return 0

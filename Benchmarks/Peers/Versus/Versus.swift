@@ -10,7 +10,7 @@ struct Versus: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cask-versus",
         abstract: "Side-by-side benchmark of Cask against SQLite, LMDB, LevelDB, RocksDB and a bare append log.",
-        subcommands: [Run.self, EngineCommand.self, Limits.self],
+        subcommands: [Run.self, EngineCommand.self, Limits.self, Churn.self, ChurnEngine.self],
         defaultSubcommand: Run.self)
 }
 
@@ -47,14 +47,7 @@ struct Run: ParsableCommand {
         try Report(count: count, runs: runs, engines: names, reports: reports, limits: limits).write(to: out)
     }
 
-    func child(_ executable: String, _ arguments: [String]) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw PeerBenchError("\(arguments.prefix(2).joined(separator: " ")) failed with status \(p.terminationStatus)") }
-    }
+    func child(_ executable: String, _ arguments: [String]) throws { try ChildProcess.run(executable, arguments) }
 }
 
 struct EngineCommand: ParsableCommand {

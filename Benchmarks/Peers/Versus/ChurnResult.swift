@@ -1,0 +1,50 @@
+/// What one engine's churn child process reports: the run's settings, its figures, and the
+/// series the plots are drawn from. Latencies are in nanoseconds.
+struct ChurnResult: Codable {
+    var engine: String
+    var configuration: String
+    /// Keys filled before the churn, and random overwrites in the churn.
+    var keys: Int
+    var puts: Int
+    var valueBytes: Int
+    var fillSeconds: Double
+    /// The timed churn loop alone (the close after it is `closeSeconds`).
+    var seconds: Double
+    var closeSeconds: Double
+    var putsPerSecond: Double
+    var latency: LatencySummary
+    var windowSummary: WindowSummary
+    /// The byte limit the engine ran with (cask-limit only), and the segment size the harness
+    /// had to set to get it accepted (nil when the library took the limit alone).
+    var byteLimit: Int64?
+    var segmentSizeWorkaround: Int?
+    /// Disk use of the store's directory: the largest sample during the churn, and after close.
+    var diskMaxBytes: Int64
+    var diskFinalBytes: Int64
+    /// Key and value bytes put by the churn.
+    var userBytes: Int64
+    /// /proc/self/io `write_bytes` and `cancelled_write_bytes` from the churn's start through
+    /// the close.
+    var storageWriteBytes: Int64
+    var cancelledWriteBytes: Int64
+    /// storageWriteBytes / userBytes.
+    var writeAmplification: Double
+    /// (storageWriteBytes - cancelledWriteBytes) / userBytes: what reached storage, or will.
+    var netWriteAmplification: Double
+    /// /proc/self/io `wchar` over the same span (bytes handed to write system calls), and
+    /// its ratio to userBytes: for engines that rewrite pages in place (LMDB), whose rewrites
+    /// of a page still dirty `write_bytes` counts once.
+    var syscallWriteBytes: Int64
+    var syscallWriteAmplification: Double
+    /// Cask only, by the store's own count: record bytes put and compaction output.
+    var ownBytesWritten: Int64?
+    var ownCompactionBytesWritten: Int64?
+    /// (ownBytesWritten + ownCompactionBytesWritten) / userBytes.
+    var ownWriteAmplification: Double?
+    var peakResidentBytes: Int64
+    /// Puts completed in each window of `windowSummary.windowMilliseconds`, from the churn's start.
+    var windows: [UInt32]
+    /// The latency distribution, for the tail plot.
+    var curve: [LatencyPoint]
+    var diskSamples: [DiskPoint]
+}
