@@ -26,8 +26,10 @@ public final class DiskStore: Sendable {
     let state: StoreStateLock
     /// The directory lock (nil when read-only: readers take no lock).
     let lock: StoreLock?
-    /// Flush deadline and interval syncs (nil when read-only).
-    private let ticker: BackgroundThread?
+    /// The flush deadline (nil when read-only).
+    let ticker: BackgroundThread?
+    /// Interval syncs, at most one per interval (nil unless the durability is `.interval`).
+    let syncer: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
     let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
@@ -40,7 +42,9 @@ public final class DiskStore: Sendable {
     let closing = CancellationFlag()
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
-    private let compactor: BackgroundThread?
+    let compactor: BackgroundThread?
+    /// The active segment as the compaction thread last saw it (``sealIdleActiveSegment()``).
+    let lastActiveCheck = Locked<ActiveSegmentMark?>(nil)
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -62,6 +66,7 @@ public final class DiskStore: Sendable {
             self.state = StoreStateLock(try Self.loadReadOnly(directory: directory, options: options))
             self.lock = nil
             self.ticker = nil
+            self.syncer = nil
             self.compactor = nil
             return
         }
@@ -71,15 +76,22 @@ public final class DiskStore: Sendable {
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
         self.state = StoreStateLock(try loader.load())
-        var interval = options.flushInterval
-        if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
-        // Both threads sleep without a timer while there is nothing for them (an idle store
-        // causes no wake-ups): the flusher while nothing is unflushed (or, with interval
-        // durability, unsynced); the compactor while no item can expire or age out and no
-        // sealed segment gained dead bytes (a sealed segment and byte pressure wake it at once).
-        self.ticker = BackgroundThread(name: "cask.flush", interval: interval,
-                                       isArmed: { box.store?.hasUnwrittenRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        // The threads sleep without a timer while there is nothing for them (an idle store
+        // causes no wake-ups): the flusher while nothing is unflushed; the syncer while nothing
+        // is unsynced; the compactor while no item can expire or age out, no sealed segment
+        // gained dead bytes and the active segment is not worth sealing (a sealed segment and
+        // byte pressure wake it at once). The flush deadline and the sync interval are apart:
+        // the syncer runs at least `d` after its previous run (BackgroundThread), so
+        // `.interval(d)` syncs at most once per `d` however often the flusher runs.
+        self.ticker = BackgroundThread(name: "cask.flush", interval: options.flushInterval,
+                                       isArmed: { box.store?.hasUnflushedRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        if case .interval(let d) = options.durability {
+            self.syncer = BackgroundThread(name: "cask.sync", interval: d,
+                                           isArmed: { box.store?.hasUnsyncedRecords ?? false }) { box.store?.backgroundSync() ?? false }
+        } else {
+            self.syncer = nil
+        }
         self.compactor = options.compaction.isAutomatic
             ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval,
                                isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
@@ -92,6 +104,7 @@ public final class DiskStore: Sendable {
 
     deinit {
         ticker?.stop()
+        syncer?.stop()
         compactor?.stop()
         try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
     }
@@ -289,26 +302,6 @@ public final class DiskStore: Sendable {
         }
     }
 
-    /// How many times the flush and compaction threads have run (for tests of idle behaviour).
-    package var backgroundRuns: (flush: Int, compaction: Int) {
-        (ticker?.runs.load(ordering: .relaxed) ?? 0, compactor?.runs.load(ordering: .relaxed) ?? 0)
-    }
-
-    /// Whether records wait for the flush deadline (or, with interval durability, for a sync).
-    var hasUnwrittenRecords: Bool {
-        state.withLock { s in
-            guard !s.isClosed else { return false }
-            if case .interval = options.durability { return s.writer.size > s.writer.syncedSize }
-            return s.writer.size > s.writer.flushedSize
-        }
-    }
-
-    /// Whether the compaction thread must look at its next interval: some item can expire or
-    /// age out, or a sealed segment gained dead bytes since it last looked.
-    var needsCompactionCheck: Bool {
-        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew) }
-    }
-
     /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
     /// the background threads run within their interval. One relaxed load each when they are
     /// already armed. `compaction` false (a plain put left nothing for the compaction thread)
@@ -316,6 +309,7 @@ public final class DiskStore: Sendable {
     @inline(__always)
     func armBackgroundWork(compaction: Bool = true) {
         ticker?.arm()
+        syncer?.arm()
         if compaction { compactor?.arm() }
     }
 
@@ -337,6 +331,7 @@ public final class DiskStore: Sendable {
         }
         ExitFlush.unregister(self)
         ticker?.stop()
+        syncer?.stop()
         compactor?.stop()
         closing.cancel()   // a running pass stops at its next step (before its output is renamed in)
         compactionLock.withLock { _ in }
@@ -372,21 +367,6 @@ public final class DiskStore: Sendable {
     /// Waits until background hint writes queued so far are done (for tests and tools that need
     /// a quiet file system).
     package func waitForBackgroundWork() { hintQueue.sync {} }
-
-    /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
-    /// Returns false once the store is closed.
-    private func backgroundTick() -> Bool {
-        state.withLock { s in
-            guard !s.isClosed else { return false }
-            do throws(CaskError) {
-                if case .interval = options.durability { try s.syncActive() } else { try s.flush() }
-            } catch {
-                s.stats.backgroundFailures += 1
-                options.logger.warning("background flush failed: \(error)")
-            }
-            return true
-        }
-    }
 }
 
 /// Lets the background thread reach the store without keeping it alive.

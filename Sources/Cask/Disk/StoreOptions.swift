@@ -32,7 +32,17 @@ public enum CompressionPolicy: Sendable, Equatable {
 /// How a ``DiskStore`` is configured. Every field has a sensible default.
 public struct StoreOptions: Sendable {
     /// A segment is sealed and a new one started once it reaches this many bytes. 4 KiB ... 2 GiB.
-    public var segmentSize: Int = 64 << 20
+    ///
+    /// Unless set, it follows from the byte limit: 64 MiB without one, else
+    /// ``defaultSegmentSize(byteLimit:)`` (`byteLimit / 16`, between 4 KiB and 64 MiB), so that a
+    /// byte limit alone is a valid configuration. Once set, the value set is used whatever the
+    /// limit (and `byteLimit` must then be at least 4 segments).
+    public var segmentSize: Int {
+        get { explicitSegmentSize ?? Self.defaultSegmentSize(byteLimit: limits.byteLimit) }
+        set { explicitSegmentSize = newValue }
+    }
+    /// The segment size set explicitly; nil while it follows from the byte limit.
+    public private(set) var explicitSegmentSize: Int?
     /// See ``Durability``. Default `.interval(.seconds(1))`.
     public var durability: Durability = .interval(.seconds(1))
     /// How long records may wait in the write buffer before being handed to the OS, in any mode.
@@ -71,6 +81,17 @@ public struct StoreOptions: Sendable {
     /// Options with every default.
     public init() {}
 
+    /// The segment size used when ``segmentSize`` is not set, in bytes: 64 MiB without a byte
+    /// limit; with one, `byteLimit / 16` rounded down to a multiple of 4 KiB, at least 4 KiB and
+    /// at most 64 MiB. A sixteenth keeps the headroom the limit allows above itself (the active
+    /// segment and one compaction output: `byteLimit + 2 × segmentSize`, see ``StoreLimits``) at
+    /// an eighth of the limit at most, and a limit of 1 GiB or more gets the 64 MiB default.
+    /// Pure; thread-safe.
+    public static func defaultSegmentSize(byteLimit: Int?) -> Int {
+        guard let byteLimit else { return 64 << 20 }
+        return min(64 << 20, max(4096, (byteLimit / 16) & ~4095))
+    }
+
     func validate() throws(CaskError) {
         guard (4096...(1 << 31)) ~= segmentSize else {
             throw .invalidOption("segmentSize \(segmentSize) must be between 4 KiB and 2 GiB")
@@ -80,8 +101,10 @@ public struct StoreOptions: Sendable {
         }
         guard (0.1...0.95) ~= limits.liveRatio else { throw .invalidOption("limits.liveRatio must be between 0.1 and 0.95") }
         guard (0.05...1) ~= compaction.garbageRatio else { throw .invalidOption("compaction.garbageRatio must be between 0.05 and 1") }
-        if let b = limits.byteLimit, b < 4 * Int64(segmentSize) {
-            throw .invalidOption("byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes)")
+        if let b = limits.byteLimit, b < 4 * segmentSize {
+            throw .invalidOption(explicitSegmentSize == nil
+                ? "byteLimit \(b) must be at least \(4 * segmentSize) bytes (4 segments of the smallest size, 4 KiB)"
+                : "byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes); leave segmentSize unset and it follows from the byte limit")
         }
         if let c = limits.countLimit, c < 1 { throw .invalidOption("countLimit must be at least 1") }
         if let a = limits.ageLimit, a < .milliseconds(1) { throw .invalidOption("ageLimit must be at least 1 ms") }
