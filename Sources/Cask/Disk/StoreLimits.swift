@@ -16,7 +16,7 @@ public struct StoreLimits: Sendable, Equatable {
     public var ageLimit: Duration?
     /// Share of `byteLimit` that live records may fill (0.1 ... 0.95); the rest is room for
     /// garbage between compactions. Higher keeps more items but makes compaction rewrite more.
-    public var liveRatio: Double = 0.75
+    public var liveRatio: Double = 0.8
 
     /// The most bytes one item's record may take: `byteLimit × liveRatio` (nil without a byte
     /// limit). A bigger item is refused (``CaskError/exceedsByteLimit(key:size:budget:)``)
