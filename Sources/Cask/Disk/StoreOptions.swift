@@ -10,7 +10,10 @@ public enum Durability: Sendable, Equatable {
     case none
     /// Every put and remove returns only after its record has been written and `fdatasync`ed.
     case everyWrite
-    /// Like `.none`, plus a background thread syncs the active segment on this interval (group commit).
+    /// Like `.none`, plus a background thread `fdatasync`s the active segment at most once per
+    /// interval `d`, and only while it holds unsynced records: a record is durable at most `d`
+    /// after its put returns (plus the sync's own time). Rollover, ``DiskStore/sync()`` and
+    /// ``DiskStore/close()`` sync too. Writes go on meanwhile (group commit).
     case interval(Duration)
 }
 
@@ -46,8 +49,9 @@ public struct StoreOptions: Sendable {
     /// See ``Durability``. Default `.interval(.seconds(1))`.
     public var durability: Durability = .interval(.seconds(1))
     /// How long records may wait in the write buffer before being handed to the OS, in any mode.
-    /// The flush thread runs only while records wait (or, with `.interval`, wait for their sync):
-    /// an idle store causes no wake-ups.
+    /// The flush thread runs only while records wait (and, with `.interval(d)`, a sync thread only
+    /// while records wait for their sync, once per `d`): an idle store causes no wake-ups. A
+    /// flush hands records to the OS; it never syncs.
     public var flushInterval: Duration = .milliseconds(20)
     /// Bytes of records collected in memory before one `write(2)`. 4 KiB ... 64 MiB.
     public var writeBufferSize: Int = 1 << 20
