@@ -98,7 +98,7 @@ struct ModelGenerator {
 
     mutating func plainSequence(_ config: ModelConfig) -> [ModelOp] {
         let isMemory: Bool = { if case .memory = config.target { return true } else { return false } }()
-        let budget = Int(config.byteLimit.map { Double($0) * 0.75 } ?? 16_000)
+        let budget = Int(config.byteLimit.map { Double($0) * StoreLimits().liveRatio } ?? 16_000)
         return (0..<int(1...200)).map { _ in
             let key = int(0...9)
             switch int(0...99) {
@@ -270,7 +270,7 @@ final class ModelRun {
         case let .put(k, size, ttl, pinned):
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
             let record = CacheModel.recordSize(k, size)
-            let budget = config.byteLimit.map { Int(Double($0) * 0.75) }
+            let budget = config.byteLimit.map { Int(Double($0) * StoreLimits().liveRatio) }
             do {
                 if let cache = facade { try cache.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
                 else { try store.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }

@@ -125,4 +125,66 @@ import Testing
         // What remains readable is the newest value of each key.
         for key in s.keys().prefix(200) { #expect(try s.value(forKey: key) != nil) }
     }
+
+    @Test func aByteLimitAloneIsEnough() throws {
+        var o = StoreOptions()
+        o.limits.byteLimit = 96 << 20
+        #expect(o.segmentSize == 6 << 20, "the segment size follows from the limit")
+        #expect(o.explicitSegmentSize == nil)
+        let dir = TemporaryDirectory()
+        let s = try DiskStore(directory: dir.path, options: o)
+        try s.setValue(Data("v".utf8), forKey: "k")
+        try s.close()
+        // PINCache's default limit; a small one; a large one (the 64 MiB default size).
+        o.limits.byteLimit = 50_000_000
+        #expect(o.segmentSize == 3_121_152)
+        o.limits.byteLimit = 100 << 10
+        #expect(o.segmentSize == 4096)   // 6,400 bytes, rounded down to a multiple of 4 KiB
+        o.limits.byteLimit = 4 << 30
+        #expect(o.segmentSize == 64 << 20)
+        // A segment size set explicitly is kept, and checked against the limit as before.
+        o.limits.byteLimit = 96 << 20
+        o.segmentSize = 64 << 20
+        #expect(o.explicitSegmentSize == 64 << 20)
+        #expect(throws: CaskError.self) { try DiskStore(directory: TemporaryDirectory().path, options: o) }
+        o.limits.byteLimit = 8 << 10   // below 4 segments of the smallest size
+        o.segmentSize = 4096
+        #expect(throws: CaskError.self) { try DiskStore(directory: TemporaryDirectory().path, options: o) }
+    }
+
+    /// PINCache's default, 50 MB, as the only option: random overwrites of 10,000 keys of 8 KiB
+    /// (80 MB, more than the limit) keep disk use within `byteLimit + 2 × segmentSize` and the
+    /// live records between `liveRatio` and 2% under it (StoreLimits).
+    @Test func aFiftyMegabyteLimitAloneKeepsDiskUseAndLiveBytesAsDocumented() throws {
+        let dir = TemporaryDirectory()
+        var o = StoreOptions()
+        o.limits.byteLimit = 50_000_000
+        o.durability = .none
+        o.compression = .never
+        o.logger.logLevel = .critical
+        let s = try DiskStore(directory: dir.path, options: o)
+        defer { try? s.close() }
+        let limit = 50_000_000, segment = o.segmentSize
+        var rng = SeededBytes(seed: 50)
+        var written = 0, worst = 0, i = 0
+        while written < 3 * limit {
+            let value = rng.random(8 << 10)
+            try s.setValue(value, forKey: "key-\(rng.next() % 10_000)")
+            written += value.count
+            i += 1
+            if i % 100 == 0 {
+                s.waitForBackgroundWork()
+                let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+                    .filter { $0.hasSuffix(".cask") || $0.hasSuffix(".hint") || $0.hasSuffix(".tmp") }
+                    .reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: dir.file($1))[.size] as? Int) ?? 0) }
+                worst = max(worst, onDisk)
+            }
+        }
+        let live = s.liveBytes
+        let share = Double(live) / Double(limit)
+        print("byte limit alone (50 MB, segment \(segment)): worst disk use \(worst), live \(live) (\(share) of the limit), compaction wrote \(s.statistics.compactionBytesWritten) for \(written) written")
+        #expect(worst <= limit + 2 * segment)
+        #expect(share <= o.limits.liveRatio && share >= o.limits.liveRatio - 0.03)
+        #expect(s.statistics.evictionsBySize > 0 && s.statistics.compactions > 0)
+    }
 }

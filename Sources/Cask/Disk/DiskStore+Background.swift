@@ -1,24 +1,23 @@
-/// The store's two background threads: the flush thread (flush deadline, interval syncs and
-/// sealing a nearly full segment) and the compaction thread's arming.
+import Dispatch
+import CaskFormat
+
+/// The active segment as the compaction thread saw it at one check: if it is the same, with the
+/// same size, a check interval later, nothing was written meanwhile.
+struct ActiveSegmentMark: Sendable, Equatable {
+    var segment: UInt32
+    var size: Int64
+    /// When it was seen (uptime nanoseconds).
+    var seen: UInt64
+}
+
+/// The background threads' work: the flush deadline, interval syncs, and the compaction
+/// thread's look at the active segment.
 extension DiskStore {
-    /// How many times the flush and compaction threads have run (for tests of idle behaviour).
+    /// How many times the flush (and interval sync) and compaction threads have run (for tests
+    /// of idle behaviour).
     package var backgroundRuns: (flush: Int, compaction: Int) {
-        (ticker?.runs.load(ordering: .relaxed) ?? 0, compactor?.runs.load(ordering: .relaxed) ?? 0)
-    }
-
-    /// Whether records wait for the flush deadline (or, with interval durability, for a sync).
-    var hasUnwrittenRecords: Bool {
-        state.withLock { s in
-            guard !s.isClosed else { return false }
-            if case .interval = options.durability { return s.writer.size > s.writer.syncedSize }
-            return s.writer.size > s.writer.flushedSize
-        }
-    }
-
-    /// Whether the compaction thread must look at its next interval: some item can expire or
-    /// age out, or a sealed segment gained dead bytes since it last looked.
-    var needsCompactionCheck: Bool {
-        state.withLock { s in !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew) }
+        ((ticker?.runs.load(ordering: .relaxed) ?? 0) + (syncer?.runs.load(ordering: .relaxed) ?? 0),
+         compactor?.runs.load(ordering: .relaxed) ?? 0)
     }
 
     /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
@@ -28,24 +27,45 @@ extension DiskStore {
     @inline(__always)
     func armBackgroundWork(compaction: Bool = true) {
         ticker?.arm()
+        syncer?.arm()
         if compaction { compactor?.arm() }
     }
 
-    /// Called by the ticker: hands an old write buffer to the OS and runs interval syncs.
-    /// Returns false once the store is closed.
+    /// Whether records wait in the write buffer for the flush deadline.
+    var hasUnflushedRecords: Bool {
+        state.withLock { s in !s.isClosed && s.writer.size > s.writer.flushedSize }
+    }
+
+    /// Whether records wait for an interval sync (written or buffered, not yet `fdatasync`ed).
+    var hasUnsyncedRecords: Bool {
+        state.withLock { s in !s.isClosed && s.writer.size > s.writer.syncedSize }
+    }
+
+    /// Whether the compaction thread must look at its next interval: some item can expire or
+    /// age out, a sealed segment gained dead bytes since it last looked, or the active segment
+    /// holds enough dead bytes to be sealed once the store goes idle
+    /// (``StoreState/activeIsWorthSealing``).
+    var needsCompactionCheck: Bool {
+        state.withLock { s in
+            !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew || s.activeIsWorthSealing)
+        }
+    }
+
+    /// Called by the flush thread: hands an old write buffer to the OS (never syncs: that is the
+    /// sync thread's, at most once per interval). Arms the compaction thread when the active
+    /// segment became worth sealing. Returns false once the store is closed.
     func backgroundTick() -> Bool {
-        let (isOpen, seal) = state.withLock { s -> (Bool, Bool) in
-            guard !s.isClosed else { return (false, false) }
-            do throws(CaskError) {
-                if case .interval = options.durability { try s.syncActive() } else { try s.flush() }
-            } catch {
+        let (open, worthSealing, seal) = state.withLock { s -> (Bool, Bool, Bool) in
+            guard !s.isClosed else { return (false, false, false) }
+            do throws(CaskError) { try s.flush() } catch {
                 s.stats.backgroundFailures += 1
                 options.logger.warning("background flush failed: \(error)")
             }
-            return (true, s.rolloverRequested)
+            return (true, s.activeIsWorthSealing, s.rolloverRequested)
         }
+        if worthSealing { compactor?.arm() }
         if seal { sealInBackground() }
-        return isOpen
+        return open
     }
 
     /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"):
@@ -65,5 +85,57 @@ extension DiskStore {
             state.withLock { $0.stats.backgroundFailures += 1 }
             options.logger.warning("background rollover failed: \(error)")
         }
+    }
+
+    /// Called by the sync thread of `.interval(d)`, at least `d` after its previous run: flushes
+    /// and `fdatasync`s the active segment when it holds unsynced records. Returns false once the
+    /// store is closed.
+    /// The `fdatasync` runs outside the store's lock (``StoreStateLock/syncActiveOutsideLock()``):
+    /// a second of writes can take milliseconds to sync, and no put waits for it.
+    func backgroundSync() -> Bool {
+        let (open, unsynced) = state.withLock { s in (!s.isClosed, s.writer.size > s.writer.syncedSize) }
+        guard open else { return false }
+        guard unsynced else { return true }
+        do throws(CaskError) { try state.syncActiveOutsideLock() } catch {
+            if error == .closed { return false }
+            state.withLock { $0.stats.backgroundFailures += 1 }
+            options.logger.warning("background sync failed: \(error)")
+        }
+        return true
+    }
+
+    /// The compaction thread's look at the active segment: seals it (a rollover, format-spec.md
+    /// "Rollover") when it is worth sealing (``StoreState/activeIsWorthSealing``) and nothing was
+    /// written to it for at least one ``CompactionPolicy/checkInterval`` (the same segment with
+    /// the same size as at the previous check), so that the compaction that follows can reclaim
+    /// its dead bytes: a store whose items were all removed shrinks by itself. A store being
+    /// written to is never sealed early by this. A failed rollover is counted and logged; the
+    /// store goes on as before.
+    func sealIdleActiveSegment() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let interval = UInt64(max(1, options.compaction.checkInterval.milliseconds)) * 1_000_000
+        let deferred = state.withLock { s -> StoreState.Deferred? in
+            guard !s.isClosed, s.activeIsWorthSealing else {
+                lastActiveCheck.withLock { $0 = nil }
+                return nil
+            }
+            let mark = ActiveSegmentMark(segment: s.writer.id, size: s.writer.size, seen: now)
+            let previous = lastActiveCheck.withLock { last -> ActiveSegmentMark? in
+                defer { if last?.segment != mark.segment || last?.size != mark.size { last = mark } }
+                return last
+            }
+            guard let previous, previous.segment == mark.segment, previous.size == mark.size,
+                  now - previous.seen >= interval else { return nil }
+            do throws(CaskError) { try s.rollover() } catch {
+                s.stats.backgroundFailures += 1
+                options.logger.warning("could not seal the idle active segment: \(error)")
+                return nil
+            }
+            lastActiveCheck.withLock { $0 = nil }
+            var d = s.takeDeferred()
+            d.wantsCompaction = false   // the compaction that follows is this thread's own
+            return d
+        }
+        if let deferred, !deferred.isEmpty { finish(deferred) }
     }
 }

@@ -4,9 +4,13 @@ import CaskFormat
 extension DiskStore {
     // MARK: Compaction
 
-    /// Compacts now: rewrites every sealed segment that holds dead records (overwritten, removed,
+    /// Compacts now: rewrites every segment that holds dead records (overwritten, removed,
     /// expired, evicted) or is small enough to merge, in passes of at most one segment of live
-    /// data, and deletes the old files. Reads and writes go on meanwhile.
+    /// data, and deletes the old files. Reads and writes go on meanwhile. The active segment
+    /// counts too: when it holds dead records it is sealed first (a rollover: it is synced and
+    /// a new active segment started), so a store whose items were all removed shrinks to a
+    /// few KiB. Tombstones that may still hide an older record are kept (format-spec.md,
+    /// "Compaction").
     ///
     /// - Returns: what the passes did, summed.
     /// - Throws: ``CaskError/io(operation:path:errno:)``; the store is then as it was before the
@@ -30,6 +34,7 @@ extension DiskStore {
         return try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
             compacting.store(true, ordering: .relaxed)
             defer { compacting.store(false, ordering: .relaxed) }
+            if force { try sealActiveSegmentIfDead() }
             var total = CompactionReport()
             let compactor = Compactor(state: state, directory: directory, options: options, lock: lock, cancellation: closing)
             var passes = 0
@@ -66,6 +71,22 @@ extension DiskStore {
         }
     }
 
+    /// Seals the active segment when it holds dead records, so that the pass that follows can
+    /// reclaim them (``compact()``). Nothing when it holds none: an explicit compaction of a
+    /// store without garbage writes nothing.
+    private func sealActiveSegmentIfDead() throws(CaskError) {
+        let deferred = try state.withLock { s throws(CaskError) -> StoreState.Deferred? in
+            guard !s.isClosed else { throw .closed }
+            guard s.activeGarbageBytes > 0 else { return nil }
+            try s.rollover()
+            var d = s.takeDeferred()
+            d.mustCompact = false        // the caller compacts next
+            d.wantsCompaction = false
+            return d
+        }
+        if let deferred, !deferred.isEmpty { finish(deferred) }
+    }
+
     /// The background thread's pass. Returns false once the store is closed.
     func backgroundCompaction() -> Bool {
         let closed = state.withLock { s -> Bool in
@@ -75,6 +96,7 @@ extension DiskStore {
         }
         if closed { return false }
         evictAheadOfTheByteLimit()
+        sealIdleActiveSegment()
         do throws(CaskError) { _ = try compactIfNeeded() } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }

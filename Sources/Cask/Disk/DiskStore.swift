@@ -26,8 +26,10 @@ public final class DiskStore: Sendable {
     let state: StoreStateLock
     /// The directory lock (nil when read-only: readers take no lock).
     let lock: StoreLock?
-    /// Flush deadline and interval syncs (nil when read-only).
+    /// The flush deadline (nil when read-only).
     let ticker: BackgroundThread?
+    /// Interval syncs, at most one per interval (nil unless the durability is `.interval`).
+    let syncer: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
     let hintQueue = DispatchQueue(label: "cask.hints")
     /// Held for the whole of a compaction pass: one pass at a time.
@@ -41,6 +43,8 @@ public final class DiskStore: Sendable {
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     let compactor: BackgroundThread?
+    /// The active segment as the compaction thread last saw it (``sealIdleActiveSegment()``).
+    let lastActiveCheck = Locked<ActiveSegmentMark?>(nil)
 
     /// Opens the store in `directory`, creating the directory when missing, and rebuilds the
     /// index (from hint files where valid, by scanning otherwise).
@@ -62,6 +66,7 @@ public final class DiskStore: Sendable {
             self.state = StoreStateLock(try Self.loadReadOnly(directory: directory, options: options))
             self.lock = nil
             self.ticker = nil
+            self.syncer = nil
             self.compactor = nil
             return
         }
@@ -71,15 +76,22 @@ public final class DiskStore: Sendable {
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
         self.state = StoreStateLock(try loader.load())
-        var interval = options.flushInterval
-        if case .interval(let d) = options.durability { interval = min(interval, d) }
         let box = WeakBox()
-        // Both threads sleep without a timer while there is nothing for them (an idle store
-        // causes no wake-ups): the flusher while nothing is unflushed (or, with interval
-        // durability, unsynced); the compactor while no item can expire or age out and no
-        // sealed segment gained dead bytes (a sealed segment and byte pressure wake it at once).
-        self.ticker = BackgroundThread(name: "cask.flush", interval: interval,
-                                       isArmed: { box.store?.hasUnwrittenRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        // The threads sleep without a timer while there is nothing for them (an idle store
+        // causes no wake-ups): the flusher while nothing is unflushed; the syncer while nothing
+        // is unsynced; the compactor while no item can expire or age out, no sealed segment
+        // gained dead bytes and the active segment is not worth sealing (a sealed segment and
+        // byte pressure wake it at once). The flush deadline and the sync interval are apart:
+        // the syncer runs at least `d` after its previous run (BackgroundThread), so
+        // `.interval(d)` syncs at most once per `d` however often the flusher runs.
+        self.ticker = BackgroundThread(name: "cask.flush", interval: options.flushInterval,
+                                       isArmed: { box.store?.hasUnflushedRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        if case .interval(let d) = options.durability {
+            self.syncer = BackgroundThread(name: "cask.sync", interval: d,
+                                           isArmed: { box.store?.hasUnsyncedRecords ?? false }) { box.store?.backgroundSync() ?? false }
+        } else {
+            self.syncer = nil
+        }
         self.compactor = options.compaction.isAutomatic
             ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval,
                                isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
@@ -92,6 +104,7 @@ public final class DiskStore: Sendable {
 
     deinit {
         ticker?.stop()
+        syncer?.stop()
         compactor?.stop()
         try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
     }
@@ -308,6 +321,7 @@ public final class DiskStore: Sendable {
         }
         ExitFlush.unregister(self)
         ticker?.stop()
+        syncer?.stop()
         compactor?.stop()
         closing.cancel()   // a running pass stops at its next step (before its output is renamed in)
         compactionLock.withLock { _ in }

@@ -10,7 +10,10 @@ public enum Durability: Sendable, Equatable {
     case none
     /// Every put and remove returns only after its record has been written and `fdatasync`ed.
     case everyWrite
-    /// Like `.none`, plus a background thread syncs the active segment on this interval (group commit).
+    /// Like `.none`, plus a background thread `fdatasync`s the active segment at most once per
+    /// interval `d`, and only while it holds unsynced records: a record is durable at most `d`
+    /// after its put returns (plus the sync's own time). Rollover, ``DiskStore/sync()`` and
+    /// ``DiskStore/close()`` sync too. Writes go on meanwhile (group commit).
     case interval(Duration)
 }
 
@@ -32,12 +35,23 @@ public enum CompressionPolicy: Sendable, Equatable {
 /// How a ``DiskStore`` is configured. Every field has a sensible default.
 public struct StoreOptions: Sendable {
     /// A segment is sealed and a new one started once it reaches this many bytes. 4 KiB ... 2 GiB.
-    public var segmentSize: Int = 64 << 20
+    ///
+    /// Unless set, it follows from the byte limit: 64 MiB without one, else
+    /// ``defaultSegmentSize(byteLimit:)`` (`byteLimit / 16`, between 4 KiB and 64 MiB), so that a
+    /// byte limit alone is a valid configuration. Once set, the value set is used whatever the
+    /// limit (and `byteLimit` must then be at least 4 segments).
+    public var segmentSize: Int {
+        get { explicitSegmentSize ?? Self.defaultSegmentSize(byteLimit: limits.byteLimit) }
+        set { explicitSegmentSize = newValue }
+    }
+    /// The segment size set explicitly; nil while it follows from the byte limit.
+    public private(set) var explicitSegmentSize: Int?
     /// See ``Durability``. Default `.interval(.seconds(1))`.
     public var durability: Durability = .interval(.seconds(1))
     /// How long records may wait in the write buffer before being handed to the OS, in any mode.
-    /// The flush thread runs only while records wait (or, with `.interval`, wait for their sync):
-    /// an idle store causes no wake-ups.
+    /// The flush thread runs only while records wait (and, with `.interval(d)`, a sync thread only
+    /// while records wait for their sync, once per `d`): an idle store causes no wake-ups. A
+    /// flush hands records to the OS; it never syncs.
     public var flushInterval: Duration = .milliseconds(20)
     /// Bytes of records collected in memory before one `write(2)`. 4 KiB ... 64 MiB.
     public var writeBufferSize: Int = 1 << 20
@@ -71,6 +85,17 @@ public struct StoreOptions: Sendable {
     /// Options with every default.
     public init() {}
 
+    /// The segment size used when ``segmentSize`` is not set, in bytes: 64 MiB without a byte
+    /// limit; with one, `byteLimit / 16` rounded down to a multiple of 4 KiB, at least 4 KiB and
+    /// at most 64 MiB. A sixteenth keeps the headroom the limit allows above itself (the active
+    /// segment and one compaction output: `byteLimit + 2 × segmentSize`, see ``StoreLimits``) at
+    /// an eighth of the limit at most, and a limit of 1 GiB or more gets the 64 MiB default.
+    /// Pure; thread-safe.
+    public static func defaultSegmentSize(byteLimit: Int?) -> Int {
+        guard let byteLimit else { return 64 << 20 }
+        return min(64 << 20, max(4096, (byteLimit / 16) & ~4095))
+    }
+
     func validate() throws(CaskError) {
         guard (4096...(1 << 31)) ~= segmentSize else {
             throw .invalidOption("segmentSize \(segmentSize) must be between 4 KiB and 2 GiB")
@@ -80,8 +105,10 @@ public struct StoreOptions: Sendable {
         }
         guard (0.1...0.95) ~= limits.liveRatio else { throw .invalidOption("limits.liveRatio must be between 0.1 and 0.95") }
         guard (0.05...1) ~= compaction.garbageRatio else { throw .invalidOption("compaction.garbageRatio must be between 0.05 and 1") }
-        if let b = limits.byteLimit, b < 4 * Int64(segmentSize) {
-            throw .invalidOption("byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes)")
+        if let b = limits.byteLimit, b < 4 * segmentSize {
+            throw .invalidOption(explicitSegmentSize == nil
+                ? "byteLimit \(b) must be at least \(4 * segmentSize) bytes (4 segments of the smallest size, 4 KiB)"
+                : "byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes); leave segmentSize unset and it follows from the byte limit")
         }
         if let c = limits.countLimit, c < 1 { throw .invalidOption("countLimit must be at least 1") }
         if let a = limits.ageLimit, a < .milliseconds(1) { throw .invalidOption("ageLimit must be at least 1 ms") }

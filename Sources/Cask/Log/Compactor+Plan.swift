@@ -66,3 +66,29 @@ extension Compactor {
         return Plan(ids: ordered, remainingMinimumSequence: remaining, outputID: outputID)
     }
 }
+
+/// Dead bytes in the active segment, which compaction can reclaim only once it is sealed.
+extension StoreState {
+    /// Bytes of the active segment's records that no longer hold a live item (overwritten,
+    /// removed, expired or evicted values, and tombstones), buffered records included.
+    var activeGarbageBytes: Int64 {
+        guard let u = usage[writer.id] else { return 0 }
+        return max(0, u.fileBytes - Int64(Format.segmentHeaderSize) - u.liveBytes)
+    }
+
+    /// Whether the compaction thread seals the active segment once the store goes idle
+    /// (``DiskStore/sealIdleActiveSegment()``): at least ``CompactionPolicy/garbageRatio`` of its
+    /// records are dead, and those dead bytes are worth a rollover and a pass: at least
+    /// `min(segmentSize / 16, 1 MiB)`, or, when nothing in it is live any more (say every key
+    /// was removed), at least `min(segmentSize / 16, 4 KiB)`. A store written to steadily is not
+    /// sealed early by this (the thread waits for a check interval without writes), and a small
+    /// store that overwrites a few keys now and then is sealed at most once per MiB of garbage.
+    var activeIsWorthSealing: Bool {
+        guard let u = usage[writer.id] else { return false }
+        let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
+        let garbage = activeGarbageBytes
+        guard payload > 0, Double(garbage) >= Double(payload) * options.compaction.garbageRatio else { return false }
+        let floor = u.liveBytes == 0 ? min(Int64(options.segmentSize / 16), 4096) : min(Int64(options.segmentSize / 16), 1 << 20)
+        return garbage >= floor
+    }
+}

@@ -204,10 +204,12 @@ extension StoreState {
     }
 
     /// True when disk use is past the byte limit's headroom: the writer must compact before
-    /// acknowledging more.
+    /// acknowledging more. The threshold, `byteLimit + segmentSize`, leaves room for one
+    /// compaction output in flight (not in `fileBytes` until it is switched in) within the
+    /// documented `byteLimit + 2 × segmentSize` (``StoreLimits``).
     var isOverHardLimit: Bool {
         guard let b = limits.byteLimit else { return false }
-        return fileBytes > Int64(b) + 2 * Int64(options.segmentSize)
+        return fileBytes > Int64(b) + Int64(options.segmentSize)
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// A dedicated thread that runs `work` `interval` after it was armed, again and again while it
-/// stays armed, and sleeps without a timer while it is not (an idle store causes no wake-ups).
+/// A dedicated thread that runs `work` `interval` after it was armed, again and again (each run at
+/// least `interval` after the previous one, unless ``wake()``d) while it stays armed, and sleeps without a timer while it is not (an idle store causes no wake-ups).
 /// Used for the disk store's flush deadline and interval syncs, its background compaction, and
 /// the memory cache's age trims; blocking I/O stays off Swift's cooperative pool.
 ///
@@ -32,7 +32,12 @@ final class BackgroundThread: Sendable {
                         if !isArmed() && !woken.load(ordering: .acquiring) { signal.wait() }   // no timer
                         continue   // woken: run now; armed: wait out the interval first
                     }
-                    _ = signal.wait(timeout: .now() + seconds)
+                    // The whole interval, not cut short by a stale signal (an arm() that raced
+                    // with the checks above): only stop() and wake() end the wait early, so runs
+                    // are at least `interval` apart unless woken (the interval sync relies on it).
+                    let deadline = DispatchTime.now() + seconds
+                    while signal.wait(timeout: deadline) == .success
+                            && !stopped.load(ordering: .acquiring) && !woken.load(ordering: .acquiring) {}
                     if stopped.load(ordering: .acquiring) { break }
                     woken.store(false, ordering: .releasing)   // a wake() meanwhile is served by this run
                 }
