@@ -43,6 +43,8 @@ public final class DiskStore: Sendable {
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     let compactor: BackgroundThread?
+    /// Candidates for eviction ahead of the byte limit left by the last walk (DiskStore+Eviction.swift).
+    let evictionCandidates = Locked<EvictionCandidates?>(nil)
     /// The active segment as the compaction thread last saw it (``sealIdleActiveSegment()``).
     let lastActiveCheck = Locked<ActiveSegmentMark?>(nil)
 

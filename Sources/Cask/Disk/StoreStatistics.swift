@@ -38,6 +38,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var expirations = 0
     /// Items evicted by the byte limit.
     public var evictionsBySize = 0
+    /// Of ``evictionsBySize``: items the compaction thread evicted ahead of the byte limit, off
+    /// the write path (LimitsAndEviction.md, "Evicting ahead of the limit").
+    public var evictionsAhead = 0
     /// Items evicted by the count limit.
     public var evictionsByCount = 0
     /// Items dropped by the age limit.
