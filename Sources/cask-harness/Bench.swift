@@ -44,14 +44,7 @@ struct Bench: ParsableCommand {
         return "k" + String(repeating: "0", count: 15 - digits.count) + digits
     }
 
-    func values() -> [Data] {
-        (0..<64).map { seed in
-            var x = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
-            var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: valueSize)
-            for i in 0..<(valueSize / 2) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; bytes[i] = UInt8(truncatingIfNeeded: x) }
-            return Data(bytes)
-        }
-    }
+    func values() -> [Data] { Churn.values(size: valueSize) }
 
     func scratch() -> String { (directory as NSString).appendingPathComponent("cask-bench-\(UUID().uuidString)") }
 

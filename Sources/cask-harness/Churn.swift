@@ -53,6 +53,8 @@ struct Churn: ParsableCommand {
         }
     }
 
+    /// 64 values of `size` bytes, half random, half repeated (so LZ4 halves them), shared with
+    /// `cask-harness bench`.
     static func values(size: Int) -> [Data] {
         (0..<64).map { seed in
             var x = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
