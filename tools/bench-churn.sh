@@ -10,18 +10,9 @@
 # output: Benchmarks/results/churn/{churn.json,churn-*.csv,churn-summary.md,churn-*.svg}
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh
+bash tools/install-peer-deps.sh
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
-need=()
-for p in liblmdb-dev libleveldb-dev librocksdb-dev libsqlite3-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y "${need[@]}" >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need[@]}" >/dev/null; }
-fi
 python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install --quiet matplotlib || $SUDO apt-get install -y python3-matplotlib >/dev/null
 out="Benchmarks/results/churn"
 args=("$@")

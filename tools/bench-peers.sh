@@ -8,18 +8,7 @@
 # output: Benchmarks/results/peers/{results.json,phases.csv,overwrite-disk.csv,summary.md,*.svg}
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh
-SUDO=""
-if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
-need=()
-for p in libsqlite3-dev liblmdb-dev libleveldb-dev librocksdb-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get install -y "${need[@]}" >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y "${need[@]}" >/dev/null; }
-fi
+bash tools/install-peer-deps.sh
 swift build -c release --package-path Benchmarks --product cask-versus
 Benchmarks/.build/release/cask-versus run --out Benchmarks/results/peers "$@"
 python3 tools/plot_peers.py Benchmarks/results/peers
