@@ -18,6 +18,7 @@ struct Churn: ParsableCommand {
     @Option(help: "Value size in bytes (half random, half repeated).") var valueSize = 100
     @Option(help: "limits.byteLimit in bytes (none by default).") var byteLimit: Int?
     @Option(help: "segmentSize in bytes (the store's default when absent).") var segmentSize: Int?
+    @Option(help: "limits.liveRatio (the store's default when absent).") var liveRatio: Double?
 
     func validate() throws {
         try ArgumentValues.count(count, option: "--count", minimum: 1)
@@ -32,6 +33,7 @@ struct Churn: ParsableCommand {
         options.durability = .none
         options.limits.byteLimit = byteLimit
         if let segmentSize { options.segmentSize = segmentSize }
+        if let liveRatio { options.limits.liveRatio = liveRatio }
         let keys = (0..<count).map { i in "k" + String(repeating: "0", count: 15 - String(i).count) + String(i) }
         let values = Self.values(size: valueSize)
         try withStoreErrors {
@@ -50,6 +52,7 @@ struct Churn: ParsableCommand {
             let stats = store.statistics
             try store.close()
             print(Self.summary(latencies, seconds: seconds, compactions: stats.compactions))
+            print(Self.work(stats))
         }
     }
 
@@ -62,6 +65,15 @@ struct Churn: ParsableCommand {
             for i in 0..<(size / 2) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; bytes[i] = UInt8(truncatingIfNeeded: x) }
             return Data(bytes)
         }
+    }
+
+    /// What the store did meanwhile: evictions (on the write path and ahead of it), compaction
+    /// traffic and disk use.
+    static func work(_ s: StoreStatistics) -> String {
+        let mib = { (b: Int) in String(format: "%.1f MiB", Double(b) / 1_048_576) }
+        return "store: evicted \(s.evictionsBySize) (\(s.evictionsAhead) ahead)  compaction read \(mib(s.compactionBytesRead))"
+            + " wrote \(mib(s.compactionBytesWritten))  written \(mib(s.bytesWritten))  disk \(mib(s.fileBytes))  live \(mib(s.liveBytes))"
+            + "  items \(s.itemCount)  syncs \(s.segmentSyncs)  compactions on the write path \(s.compactionsOnTheWritePath)  walks \(s.evictionWalksOnTheWritePath)"
     }
 
     static func summary(_ latencies: [UInt32], seconds: Double, compactions: Int) -> String {

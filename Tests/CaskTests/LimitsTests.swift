@@ -187,4 +187,33 @@ import Testing
         #expect(share <= o.limits.liveRatio && share >= o.limits.liveRatio - 0.03)
         #expect(s.statistics.evictionsBySize > 0 && s.statistics.compactions > 0)
     }
+
+    /// A put over a limit evicts from the candidates an earlier walk of the index left
+    /// (StoreState+Eviction.swift): few walks for many evictions, and still exactly in LRU
+    /// order, keys written since the walk, keys read since it and pinned keys included.
+    @Test func putsOverALimitEvictFromAnEarlierWalksCandidatesInExactOrder() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let s = try store(dir, limits: StoreLimits(countLimit: 1000), clock: clock, segmentSize: 1 << 20)
+        var lastUse: [String: Int] = [:], pinned: Set<String> = []
+        var tick = 0
+        func use(_ key: String) {
+            if !pinned.contains(key) { lastUse[key] = tick }
+            tick += 1
+            clock.advance(.milliseconds(1))
+        }
+        for i in 0..<20_000 {
+            try s.setValue(Data("v\(i)".utf8), forKey: "k\(i)", isPinned: i % 1000 == 1)
+            if i % 1000 == 1 { pinned.insert("k\(i)") } else { use("k\(i)") }
+            if i % 7 == 0, i > 500 {   // read an item of the oldest half: it must outlive the rest
+                let key = "k\(i - 500 - i % 300)"
+                if try s.value(forKey: key) != nil { use(key) }
+            }
+        }
+        let expected = pinned.union(lastUse.sorted { $0.value > $1.value }.prefix(1000 - pinned.count).map(\.key))
+        #expect(Set(s.keys()) == expected)
+        let stats = s.statistics
+        #expect(stats.evictionsByCount == 19_000)
+        #expect(stats.evictionWalksOnTheWritePath * 20 < stats.evictionsByCount, "\(stats.evictionWalksOnTheWritePath) walks")
+    }
 }

@@ -29,7 +29,9 @@ extension DiskStore {
     /// Whether a compaction pass is running now (for benchmarks that split latency by it).
     package var isCompacting: Bool { compacting.load(ordering: .relaxed) }
 
-    private func runCompaction(force: Bool) throws(CaskError) -> CompactionReport {
+    /// `betweenPasses`: the compaction thread's eviction ahead of the byte limit, which must not
+    /// wait for a whole run of passes.
+    private func runCompaction(force: Bool, betweenPasses: (() -> Void)? = nil) throws(CaskError) -> CompactionReport {
         try requireWritable()
         return try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
             compacting.store(true, ordering: .relaxed)
@@ -44,10 +46,7 @@ extension DiskStore {
                 let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
                     let plan = Compactor.plan(&s, force: force, now: now)
-                    var d = s.takeDeferred()
-                    d.mustCompact = false
-                    d.wantsCompaction = false
-                    return (plan, d)
+                    return (plan, s.takeBackgroundDeferred())
                 }
                 if !deferred.isEmpty { finish(deferred) }
                 guard let plan else { break }
@@ -61,6 +60,7 @@ extension DiskStore {
                 total.tombstonesDropped += report.tombstonesDropped
                 total.seconds += report.seconds
                 passes += 1
+                betweenPasses?()
                 // A pass that reclaimed nothing (only tombstones that must stay) ends the run.
                 if report.bytesReclaimed <= 0 { break }
                 // Without pressure, one pass per call of the background thread is enough.
@@ -97,7 +97,7 @@ extension DiskStore {
         if closed { return false }
         evictAheadOfTheByteLimit()
         sealIdleActiveSegment()
-        do throws(CaskError) { _ = try compactIfNeeded() } catch {
+        do throws(CaskError) { _ = try runCompaction(force: false) { [self] in evictAheadOfTheByteLimit() } } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }
             options.logger.warning("background compaction failed: \(error)")

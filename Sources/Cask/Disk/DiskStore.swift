@@ -43,8 +43,6 @@ public final class DiskStore: Sendable {
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     let compactor: BackgroundThread?
-    /// Candidates for eviction ahead of the byte limit left by the last walk (DiskStore+Eviction.swift).
-    let evictionCandidates = Locked<EvictionCandidates?>(nil)
     /// The active segment as the compaction thread last saw it (``sealIdleActiveSegment()``).
     let lastActiveCheck = Locked<ActiveSegmentMark?>(nil)
 
@@ -215,6 +213,7 @@ public final class DiskStore: Sendable {
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.sealSoon { ticker?.wake() }
         if d.mustCompact {
+            state.withLock { $0.stats.compactionsOnTheWritePath += 1 }
             do throws(CaskError) { _ = try compactIfNeeded() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }

@@ -51,6 +51,13 @@ public struct StoreStatistics: Sendable, Equatable {
     public var evictionsWithoutTombstone = 0
     /// Compaction passes run.
     public var compactions = 0
+    /// Compaction runs that a write did itself before returning, because disk use was past
+    /// `byteLimit + segmentSize` (the writers' back-pressure when the compaction thread falls
+    /// behind; each is a slow write).
+    public var compactionsOnTheWritePath = 0
+    /// Walks of the whole index that a write or trim did under the lock to find eviction
+    /// candidates (for benchmarks: each is a slow write).
+    package var evictionWalksOnTheWritePath = 0
     /// Bytes of segments read by compaction.
     public var compactionBytesRead = 0
     /// Bytes written by compaction (output segments).

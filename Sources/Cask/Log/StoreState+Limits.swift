@@ -99,85 +99,25 @@ extension StoreState {
         return try sweep(now: now, tombstoneIfNeeded: tombstoneIfNeeded) { Self.goneCause($0, now: now, ageLimit: age) }
     }
 
-    /// Evicts items in LRU order until `isDone` holds: items already expired or past the age
-    /// limit first (with their own cause), then unpinned before pinned, then least recently
-    /// read or written (to the millisecond), then oldest write. With `largestFirst`, the biggest
-    /// records go first instead of the least recently used. `sparing` (the key a put just
-    /// wrote) is never chosen. `tombstoneIfNeeded`: as in ``evict(_:cause:now:tombstoneIfNeeded:)``.
-    mutating func evictInOrder(cause: EvictionCause, now: Int64, largestFirst: Bool = false, sparing: UnsafeRawBufferPointer? = nil,
-                               tombstoneIfNeeded: Bool = false, until isDone: (StoreState) -> Bool) throws(CaskError) {
-        let age = ageLimitMilliseconds
-        while !isDone(self) && !index.isEmpty {
-            func rank(_ e: IndexEntry) -> UInt64 { Self.evictionRank(e, now: now, ageLimit: age, largestFirst: largestFirst) }
-            // Take a threshold from a sample so that only the likely victims are sorted.
-            let n = index.count
-            let threshold = n > 8192 ? evictionThreshold(share: 50, now: now, largestFirst: largestFirst) : UInt64.max
-            // Candidates' keys go to one flat buffer (no allocation per key).
-            var candidates: [(rank: UInt64, offset: Int, length: Int)] = []
-            var keys: [UInt8] = []
-            index.forEach { key, e in
-                let r = rank(e)
-                if r <= threshold && !(sparing.map { $0.elementsEqual(key) } ?? false) {
-                    candidates.append((r, keys.count, key.count))
-                    keys.appendBytes(key)
-                }
-            }
-            if candidates.isEmpty { return }
-            candidates.sort { $0.rank < $1.rank }
-            try keys.withBytes { all throws(CaskError) in
-                for c in candidates {
-                    if isDone(self) { return }
-                    let key = UnsafeRawBufferPointer(rebasing: all[c.offset..<(c.offset + c.length)])
-                    let gone = index.entry(forKey: key).flatMap { Self.goneCause($0, now: now, ageLimit: age) }
-                    try evict(key, cause: gone ?? cause, now: now, tombstoneIfNeeded: tombstoneIfNeeded)
-                }
-            }
-        }
-    }
-
-    /// One 64-bit rank per key, lowest evicted first: gone items rank 0; then pinned last; then
-    /// access time in milliseconds since 2020 (41 bits, until 2089; or size, descending); then
-    /// the low 22 bits of the sequence (older writes first within a millisecond), so that a
-    /// sample gives a tight threshold.
-    @inline(__always)
-    static func evictionRank(_ e: IndexEntry, now: Int64, ageLimit: Int64, largestFirst: Bool = false) -> UInt64 {
-        if goneCause(e, now: now, ageLimit: ageLimit) != nil { return 0 }
-        let pinned: UInt64 = e.isPinned ? 1 << 63 : 0
-        let order = largestFirst
-            ? UInt64(UInt32.max - UInt32(clamping: e.recordSize))
-            : UInt64(min(max(0, e.accessTime - IndexEntry.epochMilliseconds), (1 << 41) - 1))
-        return pinned | order << 22 | (e.sequence & 0x3F_FFFF)
-    }
-
-    /// A rank below which about 1/`share` of the keys lie (twice that, to be safe), from a
-    /// sample of 1,024 random entries: O(1).
-    func evictionThreshold(share: Int, now: Int64, largestFirst: Bool = false) -> UInt64 {
-        let n = index.count, age = ageLimitMilliseconds
-        guard n > 0 else { return .max }
-        let wanted = max(64, n / share)
-        var sample: [UInt64] = []
-        sample.reserveCapacity(1024)
-        for _ in 0..<1024 {
-            sample.append(Self.evictionRank(index.entries[Int.random(in: 0..<n)], now: now, ageLimit: age, largestFirst: largestFirst))
-        }
-        sample.sort()
-        return sample[min(1023, wanted * 1024 / n * 2 + 1)]
-    }
-
     /// Applies the count and byte limits after a write of `written` (never evicted by it), and
     /// notes when compaction is due.
     mutating func enforceLimits(now: Int64, written: UnsafeRawBufferPointer? = nil) {
         do {
             if let c = limits.countLimit, index.count > c {
-                let target = c - c / 100
-                try evictInOrder(cause: .count, now: now, sparing: written, tombstoneIfNeeded: true) { $0.index.count <= target }
+                // After a walk of the index, 1% below the limit, so that the walk is paid once
+                // per 1% of the keys written, not per put (StoreState+Eviction.swift).
+                let batch = c - c / 100
+                try evictInOrder(cause: .count, now: now, sparing: written, tombstoneIfNeeded: true,
+                                 until: { $0.index.count <= c }, afterAWalk: { $0.index.count <= batch })
             }
             if let b = limits.byteLimit, let liveTarget = liveByteTarget {
                 if liveBytes > liveTarget {
-                    // Evict 2% below the target, so that the index walk of a batch is paid once
-                    // per 2% of the live set written, not per put.
-                    let target = liveTarget - liveTarget / 50
-                    try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true) { $0.liveBytes <= target }
+                    // From the candidates of an earlier walk, just enough; after a walk of the
+                    // index, 2% below the target, so that the walk is paid once per 2% of the
+                    // live set written, not per put.
+                    let batch = liveTarget - liveTarget / 50
+                    try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true,
+                                     until: { $0.liveBytes <= liveTarget }, afterAWalk: { $0.liveBytes <= batch })
                 }
                 // Past the low watermark the compaction thread evicts ahead, off the write
                 // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.

@@ -29,5 +29,6 @@ extension StoreState {
             if pinned { e.flags |= Format.RecordFlag.pinned } else { e.flags &= ~Format.RecordFlag.pinned }
         }
         setLivePinRecord(record, forKey: key)
+        candidatesGeneration &+= 1   // an unpinned item ranks lower: candidates from before are stale
     }
 }

@@ -69,6 +69,10 @@ struct StoreState: Sendable {
     var observer: RecordObserver?
     /// Events to deliver once the lock is released.
     var pendingEvents: [StoreEvent] = []
+    /// What the last eviction walk left to evict, for the next eviction (StoreState+Eviction.swift).
+    var evictionCandidates: EvictionCandidates?
+    /// Changes with every pin change: a list of candidates from before one is dropped.
+    var candidatesGeneration: UInt64 = 0
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
     /// The compaction thread was woken for the byte limit and has not run since (it is woken
@@ -286,6 +290,15 @@ struct StoreState: Sendable {
         if rolloverRequested && !sealWoken { d.sealSoon = true; sealWoken = true }
         if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
         d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
+        return d
+    }
+
+    /// ``takeDeferred()`` for the compaction thread's own work: no compaction is asked for (the
+    /// thread compacts next, and asking from inside a run would wait for that run).
+    mutating func takeBackgroundDeferred() -> Deferred {
+        var d = takeDeferred()
+        d.mustCompact = false
+        d.wantsCompaction = false
         return d
     }
 
