@@ -57,6 +57,24 @@ import CaskFormat
         #expect(index.entry(forKey: "absent") == nil)
     }
 
+    /// A cache evicting and inserting keys of one length reuses the places removed keys left in
+    /// the key arena (FreeKeySlots): the arena never grows, so it never has to be compacted.
+    @Test func keysOfOneLengthReuseTheArenaInsteadOfGrowingIt() {
+        var index = KeyIndex()
+        func key(_ n: Int) -> String { "k" + String(repeating: "0", count: 15 - String(n).count) + String(n) }
+        for n in 0..<10_000 { index.updateValue(entry(n), forKey: key(n)) }
+        let arena = index.keys.count
+        for n in 10_000..<200_000 {
+            #expect(index.removeValue(forKey: key(n - 10_000)) != nil)
+            index.updateValue(entry(n), forKey: key(n))
+        }
+        #expect(index.keys.count == arena && index.liveKeyBytes == arena)
+        for n in 190_000..<200_000 where !matches(index.entry(forKey: key(n)), n, key: key(n)) {
+            Issue.record("entry \(n) lost its key")
+            break
+        }
+    }
+
     @Test func timesKeepTheirPrecision() {
         var index = KeyIndex()
         var e = entry(1)

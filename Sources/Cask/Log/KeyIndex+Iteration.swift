@@ -76,3 +76,23 @@ extension KeyIndex {
         entries.map { (key(of: $0), $0) }
     }
 }
+
+/// The index by `String` keys (their UTF-8 bytes).
+extension KeyIndex {
+    /// The entry for `key`, or nil.
+    func entry(forKey key: String) -> IndexEntry? {
+        withUTF8(key) { entry(forKey: $0) }
+    }
+
+    /// Sets the entry for `key`, returning the one it replaced.
+    @discardableResult
+    mutating func updateValue(_ entry: IndexEntry, forKey key: String) -> IndexEntry? {
+        withUTF8(key) { updateValue(entry, forKey: $0) }
+    }
+
+    /// Removes `key`, returning its entry.
+    @discardableResult
+    mutating func removeValue(forKey key: String) -> IndexEntry? {
+        withUTF8(key) { removeValue(forKey: $0) }
+    }
+}

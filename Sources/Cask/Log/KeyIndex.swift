@@ -24,6 +24,8 @@ struct KeyIndex: Sendable {
     /// The key arena: each entry's key at its `keyOffset`.
     private(set) var keys: [UInt8] = []
     private var garbageKeyBytes = 0
+    /// Places in `keys` that removed keys left, reused by keys of their length.
+    private var freeKeys = FreeKeySlots()
     private let seed: UInt64
 
     static let minimumSlots = 16
@@ -42,7 +44,7 @@ struct KeyIndex: Sendable {
 
     /// Bytes of memory the index holds (tables and arena), for statistics.
     var memoryBytes: Int {
-        slots.capacity * 8 + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity
+        slots.capacity * 8 + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity + freeKeys.memoryBytes
     }
 
     /// The entry numbered `n` (`0 ..< count`; numbers change when an entry is removed).
@@ -136,11 +138,6 @@ struct KeyIndex: Sendable {
         return entry(at: entryNumber(slot: slot))
     }
 
-    /// The entry for `key`, or nil.
-    func entry(forKey key: String) -> IndexEntry? {
-        withUTF8(key) { entry(forKey: $0) }
-    }
-
     /// Runs `body` on the entry for `key` and stores what it leaves; nil when absent. `body`
     /// must not change the key's length or offset.
     @inline(__always)
@@ -170,9 +167,15 @@ struct KeyIndex: Sendable {
         }
         if (count + 1) * 4 > slots.count * 3 { grow() }
         var e = entry
-        e.keyOffset = UInt32(keys.count)
         e.keyLength = UInt16(key.count)
-        keys.appendBytes(key)
+        if let place = freeKeys.take(length: key.count) {
+            e.keyOffset = place
+            keys.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[Int(place)..<(Int(place) + key.count)]).copyMemory(from: key) }
+            garbageKeyBytes -= key.count
+        } else {
+            e.keyOffset = UInt32(keys.count)
+            keys.appendBytes(key)
+        }
         append(e)
         var i = home(h)
         while slots[i] != 0 {
@@ -183,11 +186,6 @@ struct KeyIndex: Sendable {
         return nil
     }
 
-    @discardableResult
-    mutating func updateValue(_ entry: IndexEntry, forKey key: String) -> IndexEntry? {
-        withUTF8(key) { updateValue(entry, forKey: $0) }
-    }
-
     /// Removes `key`, returning its entry.
     @discardableResult
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
@@ -196,6 +194,7 @@ struct KeyIndex: Sendable {
         let removed = entry(at: n)
         deleteSlot(slot)
         garbageKeyBytes += Int(removed.keyLength)
+        freeKeys.add(offset: removed.keyOffset, length: removed.keyLength)
         let last = count - 1
         if n != last {
             // Move the last entry into the hole and repoint its slot.
@@ -212,11 +211,6 @@ struct KeyIndex: Sendable {
         if !expiries.isEmpty { expiries.removeLast() }
         if garbageKeyBytes > 1 << 20 && garbageKeyBytes * 2 > keys.count { compactKeys() }
         return removed
-    }
-
-    @discardableResult
-    mutating func removeValue(forKey key: String) -> IndexEntry? {
-        withUTF8(key) { removeValue(forKey: $0) }
     }
 
     /// Empties the index.
@@ -307,6 +301,7 @@ struct KeyIndex: Sendable {
         }
         keys = arena
         garbageKeyBytes = 0
+        freeKeys.removeAll()
     }
 
     // MARK: Restoring
