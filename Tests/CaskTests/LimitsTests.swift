@@ -154,7 +154,8 @@ import Testing
 
     /// PINCache's default, 50 MB, as the only option: random overwrites of 10,000 keys of 8 KiB
     /// (80 MB, more than the limit) keep disk use within `byteLimit + 2 × segmentSize` and the
-    /// live records between `liveRatio` and 2% under it (StoreLimits).
+    /// live records at most `liveRatio` of the limit, at least half that, and within 3% under
+    /// the target the store reports (StoreLimits).
     @Test func aFiftyMegabyteLimitAloneKeepsDiskUseAndLiveBytesAsDocumented() throws {
         let dir = TemporaryDirectory()
         var o = StoreOptions()
@@ -184,8 +185,14 @@ import Testing
         let share = Double(live) / Double(limit)
         print("byte limit alone (50 MB, segment \(segment)): worst disk use \(worst), live \(live) (\(share) of the limit), compaction wrote \(s.statistics.compactionBytesWritten) for \(written) written")
         #expect(worst <= limit + 2 * segment)
-        #expect(share <= o.limits.liveRatio && share >= o.limits.liveRatio - 0.03)
-        #expect(s.statistics.evictionsBySize > 0 && s.statistics.compactions > 0)
+        let stats = s.statistics
+        let target = Double(stats.liveByteTarget ?? 0)
+        #expect(share <= o.limits.liveRatio && share >= o.limits.liveRatio / 2)
+        #expect(Double(live) <= target && Double(live) >= target * 0.97, "live \(live), target \(target)")
+        #expect(stats.evictionsBySize > 0 && stats.compactions > 0)
+        // Keeping fewer live bytes once compaction lagged rewrote less than the fixed 80% did
+        // (1.06 bytes per byte written before StoreState.cutLiveTarget).
+        #expect(Double(stats.compactionBytesWritten) < Double(written))
     }
 
     /// A put over a limit evicts from the candidates an earlier walk of the index left
@@ -215,5 +222,30 @@ import Testing
         let stats = s.statistics
         #expect(stats.evictionsByCount == 19_000)
         #expect(stats.evictionWalksOnTheWritePath * 20 < stats.evictionsByCount, "\(stats.evictionWalksOnTheWritePath) walks")
+    }
+
+    /// When compaction cannot keep up with writes under a byte limit (here there is no
+    /// compaction thread at all), the store keeps fewer live bytes (StoreState.cutLiveTarget):
+    /// 2% of the limit per crossing of `byteLimit + segmentSize / 2` and per write that had to
+    /// compact, down to half the live target, and never more live bytes than the target.
+    @Test func compactionFallingBehindCutsTheLiveTarget() throws {
+        let dir = TemporaryDirectory()
+        var o = options(segmentSize: 64 << 10)   // no compaction thread: writes past the hard limit compact
+        o.limits.byteLimit = 1 << 20
+        let s = try DiskStore(directory: dir.path, options: o)
+        var bytes = SeededBytes(seed: 9)
+        let uncut = Int64(Double(1 << 20) * o.limits.liveRatio)
+        var over = 0
+        for i in 0..<6000 {
+            try s.setValue(bytes.random(1000), forKey: "k\(i % 3000)")
+            if s.state.withLock({ $0.liveBytes > uncut }) { over += 1 }
+        }
+        #expect(over == 0, "live bytes over byteLimit × liveRatio after \(over) puts")
+        let stats = s.statistics
+        let cut = s.state.withLock { $0.liveTargetCut }
+        #expect(stats.compactionsOnTheWritePath > 0)
+        #expect(cut >= (1 << 20) / 50, "no cut after \(stats.compactionsOnTheWritePath) compactions on the write path")
+        #expect(stats.liveByteTarget.map { $0 >= Int(uncut) / 2 * 9 / 10 && $0 < Int(uncut) - (1 << 20) / 50 } == true, "target \(String(describing: stats.liveByteTarget))")
+        #expect(stats.liveBytes <= stats.liveByteTarget! + (1 << 20) / 50)
     }
 }

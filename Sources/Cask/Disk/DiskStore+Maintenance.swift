@@ -97,7 +97,10 @@ extension DiskStore {
         if closed { return false }
         evictAheadOfTheByteLimit()
         sealIdleActiveSegment()
-        do throws(CaskError) { _ = try runCompaction(force: false) { [self] in evictAheadOfTheByteLimit() } } catch {
+        do throws(CaskError) {
+            _ = try runCompaction(force: false) { [self] in evictAheadOfTheByteLimit() }
+            state.withLock { $0.compactionKeptUp() }
+        } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }
             options.logger.warning("background compaction failed: \(error)")

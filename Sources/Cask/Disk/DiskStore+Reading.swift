@@ -220,6 +220,7 @@ extension DiskStore {
             var stats = s.stats
             stats.itemCount = s.index.count
             stats.liveBytes = Int(s.liveBytes)
+            stats.liveByteTarget = s.liveByteTarget.map { Int($0) }
             stats.fileBytes = Int(s.fileBytes)
             stats.deadBytes = Int(s.usage.values.reduce(Int64(0)) { $0 + max(0, $1.fileBytes - Int64(Format.segmentHeaderSize) - $1.liveBytes) })
             stats.segmentCount = s.segments.count

@@ -213,7 +213,10 @@ public final class DiskStore: Sendable {
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.sealSoon { ticker?.wake() }
         if d.mustCompact {
-            state.withLock { $0.stats.compactionsOnTheWritePath += 1 }
+            state.withLock { s in
+                s.cutLiveTarget()
+                s.stats.compactionsOnTheWritePath += 1
+            }
             do throws(CaskError) { _ = try compactIfNeeded() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }

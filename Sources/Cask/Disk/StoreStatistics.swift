@@ -51,6 +51,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var evictionsWithoutTombstone = 0
     /// Compaction passes run.
     public var compactions = 0
+    /// The live bytes the byte limit keeps now (nil without one): `byteLimit × liveRatio`,
+    /// less a cut while compaction cannot keep up (``StoreLimits/liveRatio``).
+    public var liveByteTarget: Int?
     /// Compaction runs that a write did itself before returning, because disk use was past
     /// `byteLimit + segmentSize` (the writers' back-pressure when the compaction thread falls
     /// behind; each is a slow write).

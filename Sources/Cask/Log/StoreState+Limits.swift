@@ -121,8 +121,15 @@ extension StoreState {
                 }
                 // Past the low watermark the compaction thread evicts ahead, off the write
                 // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.
+                let disk = fileBytes
+                if disk > Int64(b) + Int64(options.segmentSize / 2) {
+                    if !cutThisCrossing { cutLiveTarget() }
+                    cutThisCrossing = true
+                } else if disk <= Int64(b) {
+                    cutThisCrossing = false
+                }
                 let overLow = liveBytes > liveTarget - liveTarget / 25
-                if (fileBytes > b || overLow) && !compactionWoken {
+                if (disk > b || overLow) && !compactionWoken {
                     wantsCompaction = true
                     compactionWoken = true
                 }
@@ -140,7 +147,25 @@ extension StoreState {
         guard let b = limits.byteLimit else { return nil }
         let hints = hintBytes.values.reduce(0, +)
         let segmentBytes = max(1, fileBytes - hints)
-        return Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
+        let full = Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
+        return full - min(liveTargetCut, full / 2)
+    }
+
+    /// Compaction is not reclaiming as fast as writes add: disk use passed `byteLimit +
+    /// segmentSize / 2` (once per crossing of it, ``enforceLimits(now:written:)``) or a write
+    /// had to compact itself. Keeps 2% of the byte limit fewer live bytes, down to half the
+    /// live target: the least recently used then leave sooner, and whole old segments die
+    /// without being copied (the copying that LRU eviction would soon waste).
+    mutating func cutLiveTarget() {
+        guard let b = limits.byteLimit else { return }
+        liveTargetCut = min(liveTargetCut + Int64(b / 50), Int64(b))
+    }
+
+    /// The compaction thread ended a run with at least two segments of room under the byte
+    /// limit: gives back 0.1% of the limit of an earlier cut.
+    mutating func compactionKeptUp() {
+        guard let b = limits.byteLimit, liveTargetCut > 0, fileBytes <= Int64(b) - 2 * Int64(options.segmentSize) else { return }
+        liveTargetCut = max(0, liveTargetCut - Int64(b / 1000))
     }
 
     /// True when disk use is past the byte limit's headroom: the writer must compact before

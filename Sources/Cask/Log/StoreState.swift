@@ -73,6 +73,11 @@ struct StoreState: Sendable {
     var evictionCandidates: EvictionCandidates?
     /// Changes with every pin change: a list of candidates from before one is dropped.
     var candidatesGeneration: UInt64 = 0
+    /// Bytes taken off the byte limit's live target because compaction fell behind
+    /// (``StoreState/cutLiveTarget()``).
+    var liveTargetCut: Int64 = 0
+    /// Disk use passed `byteLimit + segmentSize / 2` and has not been back under the limit since.
+    var cutThisCrossing = false
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
     /// The compaction thread was woken for the byte limit and has not run since (it is woken
