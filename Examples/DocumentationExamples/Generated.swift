@@ -165,7 +165,7 @@ func example_LimitsAndEviction_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 89
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 120
 func example_LimitsAndEviction_2() throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)

@@ -3,9 +3,11 @@
 /// - `byteLimit`: bytes of segment and hint files on disk. Alone it is a complete configuration:
 ///   the segment size then follows from it (``StoreOptions/defaultSegmentSize(byteLimit:)``,
 ///   `byteLimit / 16`). LRU eviction keeps live records (with their share of the hint files,
-///   about 40 bytes a record) at most `byteLimit × liveRatio`: once the limit is reached they
-///   stay between 2% under that and that (0.78 to 0.8 of the limit by default; a 50 MB limit
-///   keeps about 39.7 MB of 8 KiB values). Compaction reclaims the rest, so that disk use stays
+///   about 40 bytes a record) at most `byteLimit × liveRatio`, and at most the live target
+///   (``StoreStatistics/liveByteTarget``): that, less up to half of it while compaction cannot
+///   keep up (LimitsAndEviction.md, "When compaction falls behind"). Once the limit is reached
+///   they stay between 2% under the target and the target (a 50 MB limit alone under random
+///   overwrites of 8 KiB values keeps about 36.3 MB). Compaction reclaims the rest, so that disk use stays
 ///   at most `byteLimit + 2 × segmentSize` (1.125 × `byteLimit` with the derived segment size):
 ///   the active segment and one compaction output in flight. A write that finds disk use above
 ///   `byteLimit + segmentSize` runs a compaction itself before it returns.
@@ -19,11 +21,12 @@ public struct StoreLimits: Sendable, Equatable {
     public var byteLimit: Int?
     public var countLimit: Int?
     public var ageLimit: Duration?
-    /// Share of `byteLimit` that live records may fill (0.1 ... 0.95; default 0.8); the rest is
-    /// room for garbage between compactions. Higher keeps more items but makes compaction
-    /// rewrite more: under a 50 MB limit alone, random overwrites of 8 KiB values had compaction
-    /// rewrite 0.62 bytes per byte written at 0.75, 1.06 at 0.8 and 1.58 at 0.85
-    /// (`LimitsTests`, 400 MB written).
+    /// Share of `byteLimit` that live records may fill at most (0.1 ... 0.95; default 0.8); the
+    /// rest is room for garbage between compactions. Higher keeps more items but makes
+    /// compaction rewrite more: under a 50 MB limit alone, random overwrites of 8 KiB values had
+    /// compaction rewrite 0.62 bytes per byte written at 0.75, 1.06 at 0.8 and 1.58 at 0.85
+    /// (`LimitsTests`, 400 MB written, before the store cut its live target when compaction
+    /// falls behind; with the cut, 0.45 at 0.8, keeping 0.73 of the limit).
     public var liveRatio: Double = 0.8
 
     /// The most bytes one item's record may take: `byteLimit × liveRatio` (nil without a byte
