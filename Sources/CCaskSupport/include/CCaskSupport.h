@@ -89,6 +89,10 @@ static inline __attribute__((always_inline)) void cask_spin_pause(void) {
     __asm__ __volatile__("yield");
 #endif
 }
+/// Sets the calling thread's nice value (Linux; 0 to 19, higher yields the processor to other
+/// threads). Returns 0, or -1 with errno set. Does nothing elsewhere.
+int cask_lower_thread_priority(int niceness);
+
 /// ``cask_current_cpu`` through `sched_getcpu`, or 0 where that is unknown.
 int cask_current_cpu_slowly(void);
 /// The CPU the calling thread runs on, or 0 where that is unknown. Only a hint: the thread may

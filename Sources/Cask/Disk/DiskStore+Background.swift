@@ -10,6 +10,13 @@ struct ActiveSegmentMark: Sendable, Equatable {
     var seen: UInt64
 }
 
+/// A handoff the flush thread claimed, with the file it goes to.
+struct ClaimedWrite: @unchecked Sendable {
+    let handoff: Handoff
+    let handle: CaskFileHandle
+    let fs: any CaskFileSystem
+}
+
 /// The background threads' work: the flush deadline, interval syncs, and the compaction
 /// thread's look at the active segment.
 extension DiskStore {
@@ -55,17 +62,48 @@ extension DiskStore {
     /// sync thread's, at most once per interval). Arms the compaction thread when the active
     /// segment became worth sealing. Returns false once the store is closed.
     func backgroundTick() -> Bool {
-        let (open, worthSealing, seal) = state.withLock { s -> (Bool, Bool, Bool) in
-            guard !s.isClosed else { return (false, false, false) }
-            do throws(CaskError) { try s.flush() } catch {
-                s.stats.backgroundFailures += 1
-                options.logger.warning("background flush failed: \(error)")
+        let (open, worthSealing, seal, claimed) = state.withLock { s -> (Bool, Bool, Bool, ClaimedWrite?) in
+            guard !s.isClosed else { return (false, false, false, nil) }
+            var claimed: ClaimedWrite?
+            if let h = s.writer.claimHandoff() {
+                claimed = ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs)
+            } else {
+                do throws(CaskError) { try s.flush() } catch {
+                    s.stats.backgroundFailures += 1
+                    options.logger.warning("background flush failed: \(error)")
+                }
             }
-            return (true, s.activeIsWorthSealing, s.rolloverRequested)
+            return (true, s.activeIsWorthSealing, s.rolloverRequested, claimed)
         }
+        if let claimed { writeOutsideLock(claimed) }
         if worthSealing { compactor?.arm() }
         if seal { sealInBackground() }
         return open
+    }
+
+    /// Called by the buffer writer thread when a put handed off a full buffer: writes it outside
+    /// the lock. Returns false once the store is closed.
+    func writeHandedOffBuffer() -> Bool {
+        let claimed = state.withLock { s -> (open: Bool, write: ClaimedWrite?) in
+            guard !s.isClosed else { return (false, nil) }
+            guard s.writer.hasPendingHandoff, let h = s.writer.claimHandoff() else { return (true, nil) }
+            return (true, ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs))
+        }
+        if let write = claimed.write { writeOutsideLock(write) }
+        return claimed.open
+    }
+
+    /// Writes a claimed handoff outside the lock, then records the outcome under it. A failed
+    /// write is counted and logged; the next flush under the lock cuts it off and writes again.
+    private func writeOutsideLock(_ w: ClaimedWrite) {
+        w.handoff.write(to: w.handle, fs: w.fs)
+        state.withLock { s in
+            s.writer.finishHandoff(w.handoff)
+            if let error = w.handoff.error {
+                s.stats.backgroundFailures += 1
+                options.logger.warning("background write failed: \(error)")
+            }
+        }
     }
 
     /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"):

@@ -28,6 +28,9 @@ public final class DiskStore: Sendable {
     let lock: StoreLock?
     /// The flush deadline (nil when read-only).
     let ticker: BackgroundThread?
+    /// Writes the full write buffers that puts hand off, outside the lock (SegmentWriter+Handoff.swift);
+    /// runs only when woken.
+    let bufferWriter: BackgroundThread?
     /// Interval syncs, at most one per interval (nil unless the durability is `.interval`).
     let syncer: BackgroundThread?
     /// Writes the hint files of sealed segments off the write path, one at a time.
@@ -66,6 +69,7 @@ public final class DiskStore: Sendable {
             self.state = StoreStateLock(try Self.loadReadOnly(directory: directory, options: options))
             self.lock = nil
             self.ticker = nil
+            self.bufferWriter = nil
             self.syncer = nil
             self.compactor = nil
             return
@@ -86,6 +90,8 @@ public final class DiskStore: Sendable {
         // `.interval(d)` syncs at most once per `d` however often the flusher runs.
         self.ticker = BackgroundThread(name: "cask.flush", interval: options.flushInterval,
                                        isArmed: { box.store?.hasUnflushedRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        self.bufferWriter = BackgroundThread(name: "cask.write", interval: options.flushInterval,
+                                             isArmed: { false }) { box.store?.writeHandedOffBuffer() ?? false }
         if case .interval(let d) = options.durability {
             self.syncer = BackgroundThread(name: "cask.sync", interval: d,
                                            isArmed: { box.store?.hasUnsyncedRecords ?? false }) { box.store?.backgroundSync() ?? false }
@@ -93,7 +99,7 @@ public final class DiskStore: Sendable {
             self.syncer = nil
         }
         self.compactor = options.compaction.isAutomatic
-            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval,
+            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval, niceness: 10,
                                isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
@@ -104,6 +110,7 @@ public final class DiskStore: Sendable {
 
     deinit {
         ticker?.stop()
+        bufferWriter?.stop()
         syncer?.stop()
         compactor?.stop()
         try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
@@ -212,6 +219,7 @@ public final class DiskStore: Sendable {
         if !d.hints.isEmpty { writeHints(d.hints) }
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.sealSoon { ticker?.wake() }
+        if d.flushSoon { bufferWriter?.wake() }
         if d.mustCompact {
             state.withLock { s in
                 s.cutLiveTarget()
@@ -325,6 +333,7 @@ public final class DiskStore: Sendable {
         }
         ExitFlush.unregister(self)
         ticker?.stop()
+        bufferWriter?.stop()
         syncer?.stop()
         compactor?.stop()
         closing.cancel()   // a running pass stops at its next step (before its output is renamed in)

@@ -4,15 +4,17 @@ import CaskFormat
 /// Owns the file, how much of it is written, handed to the OS and durable, the write buffer, and
 /// the hint entries of the records written so far. Knows nothing of the index or the limits.
 ///
-/// Invariants: the buffer holds exactly the bytes `flushedSize ..< size`, and
-/// `syncedSize <= flushedSize <= size`. Not thread-safe: the store calls it with its lock held.
+/// Invariants: the bytes `flushedSize ..< size` are in memory: those before `handoff.end` in the
+/// ``Handoff`` (when there is one), the rest in the write buffer; and
+/// `syncedSize <= flushedSize <= size`. Not thread-safe: the store calls it with its lock held
+/// (the flush thread writes a claimed handoff outside it, SegmentWriter+Handoff.swift).
 struct SegmentWriter: Sendable {
     /// The file being written (its id names it; readers reach it through the store's segments).
     private(set) var file: SegmentFile
     /// Bytes of the segment, header included, written so far (some may still be buffered).
     private(set) var size: Int64
     /// Bytes handed to the OS with `write(2)`.
-    private(set) var flushedSize: Int64
+    var flushedSize: Int64
     /// Bytes made durable by `fdatasync`.
     private(set) var syncedSize: Int64
     /// The hint entries of the records written so far (format-spec.md, "Hint file").
@@ -20,13 +22,21 @@ struct SegmentWriter: Sendable {
     /// A failed fsync makes the segment suspect: the store seals it before the next write.
     var needsRollover = false
     /// A failed write may have left a partial record after `flushedSize`: cut it first.
-    private var needsTruncate = false
-    private let buffer: WriteBuffer
-    private let bufferCapacity: Int
+    var needsTruncate = false
+    var buffer: WriteBuffer
+    let bufferCapacity: Int
+    /// The full buffer handed to the flush thread: the bytes `flushedSize ..< handoff.end`.
+    var handoff: Handoff?
+    /// The buffer of the last completed handoff, for the next one.
+    var spare: WriteBuffer?
+    /// Whether a full buffer goes to the flush thread (the active segment) rather than being
+    /// written by the appending thread (a compaction's output).
+    let writesBehind: Bool
 
     /// A writer for `file`, whose first `size` bytes are already durable and hold the records
     /// `hints` lists.
-    init(file: SegmentFile, size: Int64, bufferCapacity: Int, hints: HintBuilder = HintBuilder()) {
+    init(file: SegmentFile, size: Int64, bufferCapacity: Int, hints: HintBuilder = HintBuilder(), writesBehind: Bool = false) {
+        self.writesBehind = writesBehind
         self.file = file
         self.size = size
         self.flushedSize = size
@@ -40,7 +50,7 @@ struct SegmentWriter: Sendable {
     /// before any record is written to it (format-spec.md, "Rollover"), and returns its writer.
     static func start(_ header: SegmentHeader, in directory: String, options: StoreOptions) throws(CaskError) -> SegmentWriter {
         let file = try StoreFiles.createSegment(header, in: directory, fs: options.fileSystem, mapLength: options.segmentSize)
-        return SegmentWriter(file: file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize)
+        return SegmentWriter(file: file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize, writesBehind: true)
     }
 
     /// A writer for a compaction's output at `path` (a temporary name), created empty with its
@@ -56,7 +66,9 @@ struct SegmentWriter: Sendable {
     }
 
     var id: UInt32 { file.id }
-    private var fs: any CaskFileSystem { file.fileSystem }
+    var fs: any CaskFileSystem { file.fileSystem }
+    /// Where the write buffer's bytes start in the segment.
+    var bufferStart: Int64 { handoff?.end ?? flushedSize }
     /// Whether no record has been written after the header.
     var isEmpty: Bool { size <= Int64(Format.segmentHeaderSize) }
 
@@ -68,7 +80,7 @@ struct SegmentWriter: Sendable {
         _ header: RecordHeader, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, accessTime: Int64? = nil
     ) throws(CaskError) -> Int64 {
         let recordSize = RecordCodec.encodedSize(keyLength: key.count, storedLength: value.count)
-        if buffer.count > 0 && buffer.count + recordSize > bufferCapacity { try flush() }
+        if buffer.count > 0 && buffer.count + recordSize > bufferCapacity { try makeRoom() }
         let offset = size
         buffer.append(size: recordSize) { out in RecordCodec.encode(header, key: key, value: value, into: out) }
         hints.add(header, offset: Int(offset), key: key, accessTime: accessTime)
@@ -79,7 +91,7 @@ struct SegmentWriter: Sendable {
     /// Copies an already encoded record (`record`, whose header is `header`) to the end of the
     /// segment and returns its offset (compaction output).
     mutating func appendEncoded(_ record: UnsafeRawBufferPointer, header: RecordHeader, accessTime: Int64) throws(CaskError) -> Int64 {
-        if buffer.count > 0 && buffer.count + record.count > bufferCapacity { try flush() }
+        if buffer.count > 0 && buffer.count + record.count > bufferCapacity { try makeRoom() }
         let offset = size
         buffer.append(size: record.count) { $0.copyMemory(from: record) }
         let key = UnsafeRawBufferPointer(rebasing: record[Format.recordHeaderSize..<(Format.recordHeaderSize + header.keyLength)])
@@ -90,8 +102,9 @@ struct SegmentWriter: Sendable {
 
     /// Forgets the records appended at or after `offset` (a failed durable write).
     mutating func undo(to offset: Int64) {
+        if offset < bufferStart { dropHandoff(keepingUpTo: offset) }
         if offset >= flushedSize {
-            buffer.count = Int(offset - flushedSize)
+            buffer.count = Int(offset - bufferStart)
         } else {
             buffer.reset()
             flushedSize = offset
@@ -102,11 +115,24 @@ struct SegmentWriter: Sendable {
         hints.removeRecords(from: Int(offset))
     }
 
-    /// The bytes `offset ..< offset + count` when they are still in the write buffer.
+    /// The bytes `offset ..< offset + count` when they are still in memory (handed off or
+    /// buffered); nil when they were written.
     func bufferedBytes(at offset: Int64, count: Int) throws(CaskError) -> [UInt8]? {
         guard offset >= flushedSize else { return nil }
-        let start = Int(offset - flushedSize)
-        return try buffer.withBytes { bytes throws(CaskError) in Array(bytes[start..<(start + count)]) }
+        var out: [UInt8] = []
+        out.reserveCapacity(count)
+        var at = offset
+        if let h = handoff, at < h.end {
+            let n = min(count, Int(h.end - at))
+            try h.buffer.withBytes { bytes throws(CaskError) in out.append(contentsOf: bytes[Int(at - h.start)..<(Int(at - h.start) + n)]) }
+            at += Int64(n)
+        }
+        let rest = count - out.count
+        if rest > 0 {
+            let start = Int(at - bufferStart)
+            try buffer.withBytes { bytes throws(CaskError) in out.append(contentsOf: bytes[start..<(start + rest)]) }
+        }
+        return out
     }
 
     // MARK: Flushing and syncing
@@ -114,6 +140,7 @@ struct SegmentWriter: Sendable {
     /// Hands the write buffer to the OS with as few `write(2)` calls as it takes. On failure the
     /// buffer is kept and any partial write is cut off before the next attempt.
     mutating func flush() throws(CaskError) {
+        try settleHandoff()
         if needsTruncate {
             try fs.truncate(file.handle, to: flushedSize)
             needsTruncate = false
@@ -140,7 +167,7 @@ struct SegmentWriter: Sendable {
     /// device (format-spec.md, "Writing protocol"): the `fdatasync` at rollover or at a sync
     /// then waits only for what is left, instead of for the whole segment (about 37 ms per
     /// 64 MiB on the project's VM). Durability does not change: only a sync makes bytes durable.
-    private mutating func startWritebackOfFlushedBytes() {
+    mutating func startWritebackOfFlushedBytes() {
         writebackStart = max(writebackStart, syncedSize)
         guard flushedSize - writebackStart >= Self.writebackChunk else { return }
         fs.startWriteback(file.handle, offset: writebackStart, count: flushedSize - writebackStart)

@@ -248,6 +248,7 @@ struct StoreState: Sendable {
     /// Creates the next log segment (with `flags`, format-spec.md "Segment header") and makes it
     /// the active one. The previous writer's unsynced bytes are the caller's concern.
     mutating func startSegment(flags: UInt8) throws(CaskError) {
+        writer.handoff?.waitForWrite()   // the flush thread may be writing to the old file
         let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence, sequenceLimit: 0)
         writer = try SegmentWriter.start(header, in: directory, options: options)
         addSegment(writer.file, size: writer.size, minimumSequence: header.minimumSequence)
@@ -281,7 +282,9 @@ struct StoreState: Sendable {
         /// The compaction thread has something to look at (an item that can expire or age out,
         /// or dead bytes in a sealed segment): the writer arms it. Not a reason to call `finish`.
         var checkCompaction = false
-        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon }
+        /// A full buffer was handed off: the flush thread writes it outside the lock.
+        var flushSoon = false
+        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon && !flushSoon }
     }
 
     /// Hands over what a write left to do once the lock is released. Allocates nothing when
@@ -293,6 +296,7 @@ struct StoreState: Sendable {
         if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
         if rolloverRequested && !sealWoken { d.sealSoon = true; sealWoken = true }
+        if writer.hasPendingHandoff { d.flushSoon = true }
         if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
         d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
         return d

@@ -44,6 +44,11 @@ final class WriteBuffer: @unchecked Sendable {
         }
     }
 
+    /// Copies the first `count` bytes in use to the end of `other`.
+    func copyPrefix(_ count: Int, to other: WriteBuffer) {
+        other.append(size: count) { $0.copyMemory(from: UnsafeRawBufferPointer(start: storage, count: count)) }
+    }
+
     /// The bytes in use.
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: count))

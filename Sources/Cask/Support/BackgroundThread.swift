@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CCaskSupport
 
 /// A dedicated thread that runs `work` `interval` after it was armed, again and again (each run at
 /// least `interval` after the previous one, unless ``wake()``d) while it stays armed, and sleeps without a timer while it is not (an idle store causes no wake-ups).
@@ -21,10 +22,14 @@ final class BackgroundThread: Sendable {
 
     /// Starts the thread. `work` and `isArmed` must not capture the owner strongly (it would
     /// never be released); `work` returns false to end the thread.
-    init(name: String, interval: Duration, isArmed: @escaping @Sendable () -> Bool = { true },
+    /// `niceness` (Linux): the thread's nice value, 0 to 19; higher yields the processor to the
+    /// store's callers when they want it (compaction: its work can wait, a put should not).
+    init(name: String, interval: Duration, niceness: Int32 = 0, isArmed: @escaping @Sendable () -> Bool = { true },
          work: @escaping @Sendable () -> Bool) {
         let seconds = Double(max(1, interval.milliseconds)) / 1000
         let thread = Thread { [self] in
+            // Harmless to ignore: a thread left at the default priority only competes harder.
+            if niceness > 0 { _ = cask_lower_thread_priority(niceness) }
             while !stopped.load(ordering: .acquiring) {
                 if !woken.exchange(false, ordering: .acquiringAndReleasing) {
                     guard isArmed() else {

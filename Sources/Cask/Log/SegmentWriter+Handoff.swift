@@ -1,0 +1,90 @@
+/// Writing behind the lock: a full write buffer of the active segment goes to the flush thread,
+/// which writes it outside the store's lock, while appends go on into the spare buffer
+/// (format-spec.md, "Writing protocol"). One handoff at a time: when the next buffer fills
+/// before the flush thread has written the last, the appending thread writes both itself.
+extension SegmentWriter {
+    /// Makes room for the next record: hands the full buffer to the flush thread when nothing
+    /// else is handed off, else writes it here (``flush()``).
+    mutating func makeRoom() throws(CaskError) {
+        if writesBehind { completeHandoffIfWritten() }
+        guard writesBehind && handoff == nil && !needsTruncate else { return try flush() }
+        handoff = Handoff(buffer: buffer, start: flushedSize, end: size)
+        buffer = spare ?? WriteBuffer(capacity: bufferCapacity)
+        spare = nil
+    }
+
+    /// Whether handed-off bytes wait for the flush thread.
+    var hasPendingHandoff: Bool { handoff?.isPending ?? false }
+
+    /// For the flush thread, under the lock: the handoff to write outside it, claimed (the
+    /// buffer is handed off first when it holds bytes and nothing else is). Nil when there is
+    /// nothing to write or a failed write must first be cut off (the next ``flush()`` does it).
+    mutating func claimHandoff() -> Handoff? {
+        guard writesBehind, !needsTruncate else { return nil }
+        completeHandoffIfWritten()
+        if handoff == nil && buffer.count > 0 {
+            handoff = Handoff(buffer: buffer, start: flushedSize, end: size)
+            buffer = spare ?? WriteBuffer(capacity: bufferCapacity)
+            spare = nil
+        }
+        guard let h = handoff, h.claim() else { return nil }
+        return h
+    }
+
+    /// Under the lock, after the flush thread wrote `h` (or failed to): makes its bytes flushed,
+    /// or marks the file for cutting back to `flushedSize`. Nothing when `h` was settled already.
+    mutating func finishHandoff(_ h: Handoff) {
+        guard let current = handoff, current === h else { return }
+        if h.isWritten { completeHandoffIfWritten() } else if h.hasFailed { needsTruncate = true }
+    }
+
+    /// Makes a written handoff's bytes flushed and keeps its buffer as the spare.
+    mutating func completeHandoffIfWritten() {
+        guard let h = handoff, h.isWritten else { return }
+        flushedSize = h.end
+        h.buffer.reset()
+        spare = h.buffer
+        handoff = nil
+        startWritebackOfFlushedBytes()
+    }
+
+    /// Before anything is written under the lock: waits for the flush thread's write, or writes
+    /// a handoff it has not claimed (or failed to write) here.
+    mutating func settleHandoff() throws(CaskError) {
+        guard let h = handoff else { return }
+        h.waitForWrite()
+        if h.isWritten { return completeHandoffIfWritten() }
+        if h.hasFailed { needsTruncate = true }   // a partial write may lie past flushedSize
+        if needsTruncate {
+            try fs.truncate(file.handle, to: flushedSize)
+            needsTruncate = false
+        }
+        let fs = self.fs, handle = file.handle
+        do throws(CaskError) {
+            try h.buffer.withBytes { bytes throws(CaskError) in try fs.appendAll(handle, bytes) }
+        } catch {
+            needsTruncate = true
+            throw error
+        }
+        flushedSize = h.end
+        h.buffer.reset()
+        spare = h.buffer
+        handoff = nil
+        startWritebackOfFlushedBytes()
+    }
+
+    /// For ``undo(to:)`` to an offset before the buffer: settles the handoff without writing
+    /// (waits for a claimed write; a written one completes), keeping its bytes before `offset`
+    /// in the buffer when it was not written.
+    mutating func dropHandoff(keepingUpTo offset: Int64) {
+        guard let h = handoff else { return }
+        h.waitForWrite()
+        if h.isWritten { return completeHandoffIfWritten() }
+        if h.hasFailed { needsTruncate = true }
+        let kept = WriteBuffer(capacity: bufferCapacity)
+        let keep = Int(max(0, min(offset, h.end) - h.start))
+        if keep > 0 { h.buffer.copyPrefix(keep, to: kept) }
+        buffer = kept
+        handoff = nil
+    }
+}
