@@ -16,9 +16,6 @@ public final class CaskLimitEngine: Engine {
     let configuration: EngineConfiguration
     /// The byte limit the store runs with.
     public let byteLimit: Int64
-    /// The segment size the harness had to set because the library refused `byteLimit` alone;
-    /// nil when the store runs with the default segment size.
-    public let segmentSizeWorkaround: Int?
 
     public init(directory: String, configuration: EngineConfiguration) throws {
         let limit = configuration.byteLimit ?? Self.defaultByteLimit
@@ -26,28 +23,9 @@ public final class CaskLimitEngine: Engine {
         options.durability = .none
         options.logger.logLevel = .warning
         options.limits.byteLimit = Int(limit)
-        (store, segmentSizeWorkaround) = try Self.open(directory, options)
+        store = try DiskStore(directory: directory, options: options)
         self.configuration = configuration
         byteLimit = limit
-    }
-
-    /// Opens the store with `options`; when the library refuses the byte limit alone, opens it
-    /// again with a segment size to suit the limit and returns that size too.
-    static func open(_ directory: String, _ options: StoreOptions) throws -> (DiskStore, Int?) {
-        do {
-            return (try DiskStore(directory: directory, options: options), nil)
-        } catch {
-            guard case .invalidOption = error else { throw error }
-        }
-        // WORKAROUND (issue 26): the library currently requires byteLimit >= 4 segments, and
-        // the default segment is 64 MiB, so byteLimit alone below 256 MiB is refused. Until
-        // the library derives the segment size from the limit, use 8 segments to the limit
-        // (12 MiB for 96 MiB). Once byteLimit alone is accepted, the first open succeeds and
-        // this path is dead: remove it then.
-        var adjusted = options
-        let segment = max(4096, (adjusted.limits.byteLimit ?? 0) / 8)
-        adjusted.segmentSize = segment
-        return (try DiskStore(directory: directory, options: adjusted), segment)
     }
 
     /// The store's own statistics (bytes written by puts and by compaction).

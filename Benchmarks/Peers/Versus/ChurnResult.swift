@@ -14,10 +14,8 @@ struct ChurnResult: Codable {
     var putsPerSecond: Double
     var latency: LatencySummary
     var windowSummary: WindowSummary
-    /// The byte limit the engine ran with (cask-limit only), and the segment size the harness
-    /// had to set to get it accepted (nil when the library took the limit alone).
+    /// The byte limit the engine ran with (cask-limit only).
     var byteLimit: Int64?
-    var segmentSizeWorkaround: Int?
     /// Disk use of the store's directory: the largest sample during the churn, and after close.
     var diskMaxBytes: Int64
     var diskFinalBytes: Int64

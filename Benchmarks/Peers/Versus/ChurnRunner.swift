@@ -102,7 +102,7 @@ struct ChurnRunner {
             fillSeconds: fillSeconds, seconds: seconds, closeSeconds: closeSeconds, putsPerSecond: Double(puts) / seconds,
             latency: LatencySummary(sorted: sorted),
             windowSummary: WindowSummary(windows: log.windows, windowMilliseconds: windowMilliseconds),
-            byteLimit: limited?.byteLimit, segmentSizeWorkaround: limited?.segmentSizeWorkaround,
+            byteLimit: limited?.byteLimit,
             diskMaxBytes: samples.map(\.diskBytes).max() ?? 0, diskFinalBytes: samples.last?.diskBytes ?? 0,
             userBytes: userBytes, storageWriteBytes: writes.storage, cancelledWriteBytes: writes.cancelled,
             writeAmplification: Double(writes.storage) / Double(userBytes),

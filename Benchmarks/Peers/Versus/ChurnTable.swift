@@ -14,10 +14,6 @@ struct ChurnTable {
         s += "\n"
         s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / final (MiB)",
                     "limit (MiB)", "write amp. (write_bytes)", "net of cancelled", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
-        let workaround = results.compactMap { r in r.segmentSizeWorkaround.map { (r.engine, $0) } }
-        for (engine, size) in workaround {
-            s += "\n\(engine): the library refused byteLimit alone; the harness set segmentSize to \(size) bytes (limit / 8, a workaround).\n"
-        }
         return s
     }
 
