@@ -32,7 +32,7 @@ func example_README_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/Compaction.md, line 29
+// Sources/Cask/Cask.docc/Compaction.md, line 30
 func example_Compaction_1() throws {
     var options = StoreOptions()
     options.compaction.garbageRatio = 0.3        // compact segments that are 30% dead

@@ -26,12 +26,27 @@ extension DiskStore {
         try runCompaction(force: false)
     }
 
+    /// The writers' back-pressure under the byte limit: a write that found disk use past
+    /// `byteLimit + segmentSize` returns once it is not. While the compaction thread is
+    /// compacting, it waits for the thread's passes (polling every 200 µs) instead of for its
+    /// whole run; otherwise it runs one pass at a time itself. Stops when a pass reclaims
+    /// nothing (nothing more can go) or the store closes.
+    func relieveByteLimitPressure() throws(CaskError) {
+        while state.withLock({ !$0.isClosed && $0.isOverHardLimit }) {
+            if compacting.load(ordering: .relaxed) {
+                usleep(200)
+                continue
+            }
+            if try runCompaction(force: false, maximumPasses: 1).bytesReclaimed <= 0 { return }
+        }
+    }
+
     /// Whether a compaction pass is running now (for benchmarks that split latency by it).
     package var isCompacting: Bool { compacting.load(ordering: .relaxed) }
 
     /// `betweenPasses`: the compaction thread's eviction ahead of the byte limit, which must not
     /// wait for a whole run of passes.
-    private func runCompaction(force: Bool, betweenPasses: (() -> Void)? = nil) throws(CaskError) -> CompactionReport {
+    private func runCompaction(force: Bool, maximumPasses: Int = 1000, betweenPasses: (() -> Void)? = nil) throws(CaskError) -> CompactionReport {
         try requireWritable()
         return try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
             compacting.store(true, ordering: .relaxed)
@@ -40,7 +55,7 @@ extension DiskStore {
             var total = CompactionReport()
             let compactor = Compactor(state: state, directory: directory, options: options, lock: lock, cancellation: closing)
             var passes = 0
-            while passes < 1000 {
+            while passes < maximumPasses {
                 try closing.check()
                 let now = options.clock.now
                 let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in

@@ -225,7 +225,7 @@ public final class DiskStore: Sendable {
                 s.cutLiveTarget()
                 s.stats.compactionsOnTheWritePath += 1
             }
-            do throws(CaskError) { _ = try compactIfNeeded() } catch {
+            do throws(CaskError) { try relieveByteLimitPressure() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }
         } else if d.wantsCompaction {

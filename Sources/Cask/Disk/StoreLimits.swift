@@ -10,7 +10,8 @@
 ///   overwrites of 8 KiB values keeps about 36.3 MB). Compaction reclaims the rest, so that disk use stays
 ///   at most `byteLimit + 2 × segmentSize` (1.125 × `byteLimit` with the derived segment size):
 ///   the active segment and one compaction output in flight. A write that finds disk use above
-///   `byteLimit + segmentSize` runs a compaction itself before it returns.
+///   `byteLimit + segmentSize` returns only once it is not: it waits for the compaction
+///   thread's passes, or runs passes itself when the thread is not compacting.
 /// - `countLimit`: live items; the least recently used go first.
 /// - `ageLimit`: an item not read or written for longer than this is gone (never returned, its
 ///   bytes reclaimed later). Pinned items are exempt.

@@ -54,9 +54,9 @@ public struct StoreStatistics: Sendable, Equatable {
     /// The live bytes the byte limit keeps now (nil without one): `byteLimit × liveRatio`,
     /// less a cut while compaction cannot keep up (``StoreLimits/liveRatio``).
     public var liveByteTarget: Int?
-    /// Compaction runs that a write did itself before returning, because disk use was past
-    /// `byteLimit + segmentSize` (the writers' back-pressure when the compaction thread falls
-    /// behind; each is a slow write).
+    /// Writes that found disk use past `byteLimit + segmentSize` and returned only once it was
+    /// not, waiting for the compaction thread's passes or compacting themselves (the writers'
+    /// back-pressure when compaction falls behind; each is a slow write).
     public var compactionsOnTheWritePath = 0
     /// Walks of the whole index that a write or trim did under the lock to find eviction
     /// candidates (for benchmarks: each is a slow write).

@@ -153,7 +153,7 @@ extension StoreState {
 
     /// Compaction is not reclaiming as fast as writes add: disk use passed `byteLimit +
     /// segmentSize / 2` (once per crossing of it, ``enforceLimits(now:written:)``) or a write
-    /// had to compact itself. Keeps 2% of the byte limit fewer live bytes, down to half the
+    /// had to wait for compaction. Keeps 2% of the byte limit fewer live bytes, down to half the
     /// live target: the least recently used then leave sooner, and whole old segments die
     /// without being copied (the copying that LRU eviction would soon waste).
     mutating func cutLiveTarget() {
