@@ -64,10 +64,13 @@ extension DiskStore {
     func backgroundTick() -> Bool {
         let (open, worthSealing, seal, claimed) = state.withLock { s -> (Bool, Bool, Bool, ClaimedWrite?) in
             guard !s.isClosed else { return (false, false, false, nil) }
+            // The buffer is handed off and written outside the lock. While the buffer writer is
+            // writing an earlier handoff, nothing waits for it under the lock: the deadline
+            // flush comes again. After a failed write, the flush here cuts it off and retries.
             var claimed: ClaimedWrite?
             if let h = s.writer.claimHandoff() {
                 claimed = ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs)
-            } else {
+            } else if s.writer.handoff == nil || s.writer.needsTruncate {
                 do throws(CaskError) { try s.flush() } catch {
                     s.stats.backgroundFailures += 1
                     options.logger.warning("background flush failed: \(error)")
