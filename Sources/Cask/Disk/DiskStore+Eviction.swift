@@ -7,12 +7,12 @@ import CaskFormat
 /// from the candidates a walk of the index left (``StoreState/evictionCandidates``), in O(1)
 /// per item, walking the index itself only when there are none (StoreState+Eviction.swift).
 /// The compaction thread keeps both from happening: once live bytes pass 96% of the target
-/// with three quarters of the candidates used (or none), it walks the index for new ones, and once they pass 99% it evicts
+/// with half of the candidates used (or none), it walks the index for new ones, and once they pass 99% it evicts
 /// down to 98%, taking the lock only in short slices that let writers in first, also between
 /// the passes of a compaction. So no put waits for a walk of the index or a sort.
 ///
 /// Order: the candidates are the keys ranked at or below a threshold taken from a sample of
-/// 1,024 entries (about the least recently used 8%), evicted in rank order (gone items first,
+/// 1,024 entries (about the least recently used 16%), evicted in rank order (gone items first,
 /// then unpinned before pinned, then least recently used). A candidate read or written after
 /// the walk has another rank then, and is passed over. So the order is the exact LRU order
 /// among the candidates; a key a removal moved within the index while the walk was between
@@ -52,7 +52,7 @@ extension DiskStore {
     private func findCandidatesInSlices(now: Int64) -> Bool {
         guard let start = state.withSlice({ s -> EvictionCandidates? in
             guard !s.isClosed, !s.index.isEmpty else { return nil }
-            let threshold = s.index.count > 8192 ? s.evictionThreshold(share: 25, now: now) : .max
+            let threshold = s.index.count > 8192 ? s.evictionThreshold(share: 12, now: now) : .max
             return EvictionCandidates(threshold: threshold, takenAt: now, generation: s.candidatesGeneration)
         }) else { return false }
         var list = start

@@ -43,8 +43,8 @@ struct EvictionCandidates: Sendable {
     /// Whether the next candidate may still be evicted from a kept list (``writeFloor``).
     var nextIsBelowWrites: Bool { next < entries.count && entries[next].rank < writeFloor }
 
-    /// Whether three quarters of the list were looked at: time to walk for the next one.
-    var isRunningLow: Bool { remaining * 4 < entries.count }
+    /// Whether half of the list was looked at: time to walk for the next one.
+    var isRunningLow: Bool { remaining * 2 < entries.count }
 
     mutating func add(_ key: UnsafeRawBufferPointer, rank: UInt64) {
         entries.append((rank, keys.count, key.count))

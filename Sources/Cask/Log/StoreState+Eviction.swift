@@ -3,7 +3,7 @@ import CaskFormat
 /// Eviction in order: walks of the index that find the candidates, and evicting them.
 ///
 /// A walk takes the keys ranked at or below a threshold sampled from the index (about the
-/// lowest-ranked 4% for a put, 8% for the compaction thread; every key in a store of at most
+/// lowest-ranked 4% for a put, 16% for the compaction thread; every key in a store of at most
 /// 8,192) and sorts them (``EvictionCandidates``). What the evictions of a write or trim leave
 /// of the list is kept in ``StoreState/evictionCandidates`` for the next: while it lasts, a put
 /// over a limit evicts in O(1) per item, with no walk. The order is exact: every key not in the
