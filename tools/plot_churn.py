@@ -64,10 +64,15 @@ def plot_throughput(folder, summary):
     ax.set_xlabel("seconds since the churn began")
     ax.set_ylabel("puts per second (per window)")
     ax.set_title("Throughput over time\n" + subtitle(summary), fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    save(fig, ax, folder, "throughput", minor_grid=True)
+
+
+def save(fig, ax, folder, name, minor_grid=False):
+    """Grid, legend and layout, then writes churn-NAME.FORMAT into `folder`."""
+    ax.grid(True, which="both" if minor_grid else "major", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, f"churn-throughput.{FORMAT}"), dpi=120)
+    fig.savefig(os.path.join(folder, f"churn-{name}.{FORMAT}"), dpi=120)
     plt.close(fig)
 
 
@@ -85,11 +90,7 @@ def plot_latency(folder, summary):
     ax.set_xlabel("put latency (µs, log scale)")
     ax.set_ylabel("fraction of puts slower (log scale)")
     ax.set_title("Put latency distribution (CCDF)\n" + subtitle(summary), fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(folder, f"churn-latency.{FORMAT}"), dpi=120)
-    plt.close(fig)
+    save(fig, ax, folder, "latency", minor_grid=True)
 
 
 def plot_disk(folder, summary):
@@ -103,11 +104,7 @@ def plot_disk(folder, summary):
     ax.set_xlabel("seconds since the churn began")
     ax.set_ylabel("disk use of the store's directory (MiB)")
     ax.set_title("Disk use over time\n" + subtitle(summary), fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(folder, f"churn-disk.{FORMAT}"), dpi=120)
-    plt.close(fig)
+    save(fig, ax, folder, "disk")
 
 
 def main():

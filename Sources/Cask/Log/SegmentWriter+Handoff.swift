@@ -8,6 +8,11 @@ extension SegmentWriter {
     mutating func makeRoom() throws(CaskError) {
         if writesBehind { completeHandoffIfWritten() }
         guard writesBehind && handoff == nil && !needsTruncate else { return try flush() }
+        handOffBuffer()
+    }
+
+    /// Makes the buffered bytes the handoff and continues in the spare buffer.
+    private mutating func handOffBuffer() {
         handoff = Handoff(buffer: buffer, start: flushedSize, end: size)
         buffer = spare ?? WriteBuffer(capacity: bufferCapacity)
         spare = nil
@@ -22,11 +27,7 @@ extension SegmentWriter {
     mutating func claimHandoff() -> Handoff? {
         guard writesBehind, !needsTruncate else { return nil }
         completeHandoffIfWritten()
-        if handoff == nil && buffer.count > 0 {
-            handoff = Handoff(buffer: buffer, start: flushedSize, end: size)
-            buffer = spare ?? WriteBuffer(capacity: bufferCapacity)
-            spare = nil
-        }
+        if handoff == nil && buffer.count > 0 { handOffBuffer() }
         guard let h = handoff, h.claim() else { return nil }
         return h
     }
@@ -41,6 +42,11 @@ extension SegmentWriter {
     /// Makes a written handoff's bytes flushed and keeps its buffer as the spare.
     mutating func completeHandoffIfWritten() {
         guard let h = handoff, h.isWritten else { return }
+        complete(h)
+    }
+
+    /// Records `h`'s bytes as handed to the OS.
+    private mutating func complete(_ h: Handoff) {
         flushedSize = h.end
         h.buffer.reset()
         spare = h.buffer
@@ -66,11 +72,7 @@ extension SegmentWriter {
             needsTruncate = true
             throw error
         }
-        flushedSize = h.end
-        h.buffer.reset()
-        spare = h.buffer
-        handoff = nil
-        startWritebackOfFlushedBytes()
+        complete(h)
     }
 
     /// For ``undo(to:)`` to an offset before the buffer: settles the handoff without writing
