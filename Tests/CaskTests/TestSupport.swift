@@ -155,6 +155,30 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     group.wait()
 }
 
+/// Polls `condition` every 5 ms until it holds or `seconds` pass; returns the seconds waited.
+/// For background work whose timing a loaded machine stretches (the compaction thread runs at
+/// nice 10, so a busy CI machine can starve it for a while): assert the outcome, not the speed.
+@discardableResult
+func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+    while try !condition() && elapsed() < seconds { usleep(5_000) }
+    return elapsed()
+}
+
+
+/// Waits (up to `seconds`) for a window of `quiet` seconds in which `count` does not change;
+/// returns whether one came. A thread that keeps running on a timer never gives one, however
+/// loaded the machine; a thread that goes idle gives one as soon as it is scheduled and done.
+func becomesQuiet(within seconds: Double, quiet: Double = 0.3, _ count: () -> Int) -> Bool {
+    let start = DispatchTime.now().uptimeNanoseconds
+    while Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 < seconds {
+        let before = count()
+        usleep(UInt32(quiet * 1e6))
+        if count() == before { return true }
+    }
+    return false
+}
 
 /// Copies a store directory so that each damaged variant starts from the same bytes.
 func copyStore(_ source: String, to destination: String) throws {
