@@ -25,7 +25,7 @@ import Testing
 
         let before = try fileBytes(dir)
         try store.setValue(Data(repeating: 7, count: 100), forKey: "k")
-        let waited = try waitUntil(seconds: 2) { try fileBytes(dir) != before }
+        let waited = try secondsUntil(within: 2) { try fileBytes(dir) != before }
         #expect(waited < 0.5, "the record reached the file after \(waited) s")
         #expect(becomesQuiet(within: 10) { store.backgroundRuns.flush }, "the flush thread kept running after the write was flushed")
     }
@@ -42,7 +42,7 @@ import Testing
         try store.setValue(Data([2]), forKey: "soon", timeToLive: .milliseconds(30))
         // Sweeps for expired items run at most once a second; the thread runs at nice 10, so a
         // loaded machine may delay it further: the test asserts that it happens, not how fast.
-        let waited = waitUntil(seconds: 20) { store.statistics.expirations == 1 }
+        let waited = secondsUntil(within: 20) { store.statistics.expirations == 1 }
         #expect(store.backgroundRuns.compaction > 0)
         #expect(store.statistics.expirations == 1, "the expired item was not swept in the background after \(waited) s")
     }
@@ -60,7 +60,7 @@ import Testing
         #expect(becomesQuiet(within: 10) { store.backgroundRuns.compaction }, "the compaction thread kept running with nothing to do")
         let peak = store.fileBytes
         for i in 0..<2000 { try store.removeValue(forKey: "k\(i)") }
-        let waited = waitUntil(seconds: 20) { store.fileBytes <= peak / 10 }
+        let waited = secondsUntil(within: 20) { store.fileBytes <= peak / 10 }
         #expect(store.fileBytes <= peak / 10, "files \(store.fileBytes) bytes of a peak of \(peak) after \(waited) s")
         #expect(becomesQuiet(within: 10) { store.backgroundRuns.compaction }, "the compaction thread kept running")
     }

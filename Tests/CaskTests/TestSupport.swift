@@ -159,11 +159,17 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 /// For background work whose timing a loaded machine stretches (the compaction thread runs at
 /// nice 10, so a busy CI machine can starve it for a while): assert the outcome, not the speed.
 @discardableResult
-func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Double {
+func secondsUntil(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
     while try !condition() && elapsed() < seconds { usleep(5_000) }
     return elapsed()
+}
+
+/// Whether `condition` came to hold within `seconds` (polled every 5 ms).
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    secondsUntil(within: seconds, condition)
+    return condition()
 }
 
 
