@@ -20,7 +20,9 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 3          # reads versions 1 to 3 (2 added pin records, kind 3; 3 compact hint entries)
+VERSION = 4          # reads versions 1 to 4 (2 added pin records, kind 3; 3 compact hint entries;
+                     # 4 cache entries: record flag bit 2, the value starts with an entry header)
+ENTRY_HEADER = 9     # u8 version (1), i64 freshUntil (ms, > 0)
 SEGMENT_HEADER = 48
 RECORD_HEADER = 40
 HINT_HEADER = 48
@@ -73,7 +75,7 @@ def decode_record(b, off):
     if len(b) - off < RECORD_HEADER:
         return None
     crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
-    if kind not in (1, 2, 3) or flags & ~3:
+    if kind not in (1, 2, 3) or flags & ~7:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
         return None
@@ -88,6 +90,8 @@ def decode_record(b, off):
         if slen == 0 or olen == 0:
             return None
     elif slen != olen:
+        return None
+    if flags & 4 and olen < ENTRY_HEADER:
         return None
     end = off + RECORD_HEADER + klen + slen
     if end > len(b):
@@ -294,16 +298,25 @@ def read_store(directory):
 
 
 def value_of(info):
+    """(value, fresh_until) of a record (fresh_until 0 unless it is a cache entry), or None."""
     rec = info["record"]
     if rec is None:
         return None
+    out = rec["stored"]
     if rec["flags"] & 1:
         try:
             out = lz4.block.decompress(rec["stored"], uncompressed_size=rec["original_length"])
         except Exception:
             return None
-        return out if len(out) == rec["original_length"] else None
-    return rec["stored"]
+        if len(out) != rec["original_length"]:
+            return None
+    if not rec["flags"] & 4:
+        return out, 0
+    # Spec "Entry header": the value starts with version 1 and a positive freshUntil.
+    if len(out) < ENTRY_HEADER or out[0] != 1:
+        return None
+    fresh_until = struct.unpack_from("<q", out, 1)[0]
+    return (out[ENTRY_HEADER:], fresh_until) if fresh_until > 0 else None
 
 
 def main():
@@ -323,13 +336,16 @@ def main():
         pinned = bool(info["flags"] & 2)
         if info["expiry"] and now >= info["expiry"] and not pinned:
             continue
-        value = value_of(info)
-        if value is None:
+        found = value_of(info)
+        if found is None:
             problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
             continue
+        value, fresh_until = found
         items.append({"key": key.decode("utf-8"), "size": len(value), "storedSize": info["stored_length"],
-                      "compressed": bool(info["flags"] & 1), "pinned": pinned,
+                      "compressed": bool(info["flags"] & 1), "pinned": pinned, "staleWindow": fresh_until > 0,
                       "expiryTime": info["expiry"] or None, "crc32c": crc32c(value)})
+        if fresh_until:
+            items[-1]["freshUntil"] = fresh_until
     if "--json" in args:
         print(json.dumps(items, indent=1, sort_keys=True))
     else:

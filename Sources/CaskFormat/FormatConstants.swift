@@ -2,8 +2,9 @@
 /// The authority is `format-spec.md`; a change here is a change there.
 package enum Format {
     /// The format version this build writes and the newest it reads. Version 2 added pin
-    /// records (record kind 3), version 3 compact hint entries; every older version is read too.
-    package static let version: UInt32 = 3
+    /// records (record kind 3), version 3 compact hint entries, version 4 cache entries (record
+    /// flag ``RecordFlag/entry``); every older version is read too.
+    package static let version: UInt32 = 4
     /// The oldest format version this build reads.
     package static let oldestReadableVersion: UInt32 = 1
 
@@ -39,7 +40,10 @@ package enum Format {
     package enum RecordFlag {
         package static let compressed: UInt8 = 1 << 0
         package static let pinned: UInt8 = 1 << 1
-        package static let known: UInt8 = compressed | pinned
+        /// The value starts with an ``EntryHeader`` (format version 4): a cache entry with a
+        /// fresh period and a stale window.
+        package static let entry: UInt8 = 1 << 2
+        package static let known: UInt8 = compressed | pinned | entry
     }
 
     package enum SegmentKind: UInt8 {

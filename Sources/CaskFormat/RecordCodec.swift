@@ -24,6 +24,8 @@ package struct RecordHeader: Sendable {
 
     package var isCompressed: Bool { flags & Format.RecordFlag.compressed != 0 }
     package var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
+    /// The value starts with an ``EntryHeader``.
+    package var isEntry: Bool { flags & Format.RecordFlag.entry != 0 }
     package var isTombstone: Bool { kind == .tombstone }
     package var isPin: Bool { kind == .pin }
     /// A pin record: the sequence number of the value record whose pinned flag it sets.
@@ -127,6 +129,9 @@ package enum RecordCodec {
             let compressed = flags & Format.RecordFlag.compressed != 0
             if compressed ? (stored == 0 || original == 0) : (stored != original) {
                 return "stored and original lengths disagree"
+            }
+            if flags & Format.RecordFlag.entry != 0 && original < EntryHeader.size {
+                return "cache entry shorter than its header"
             }
         }
         return nil

@@ -88,8 +88,8 @@ final class ItemPrinter {
         if let e = m.expirationDate { fields.append("\"expiryTime\":\(e.millisecondsSinceEpoch)") }
         fields.append("\"key\":" + jsonString(m.key))
         if ArgumentValues.needsEscaping(m.key) { fields.append("\"keyHex\":\"\(ArgumentValues.hex(m.key))\"") }
-        fields += ["\"pinned\":\(m.isPinned)", "\"size\":\(m.size)", "\"storedSize\":\(m.storedSize)",
-                   "\"writeTime\":\(m.writeDate.millisecondsSinceEpoch)"]
+        fields += ["\"pinned\":\(m.isPinned)", "\"size\":\(m.size)", "\"staleWindow\":\(m.hasStaleWindow)",
+                   "\"storedSize\":\(m.storedSize)", "\"writeTime\":\(m.writeDate.millisecondsSinceEpoch)"]
         return "{" + fields.joined(separator: ",") + "}"
     }
 
@@ -285,7 +285,7 @@ struct Dump: ParsableCommand {
             if let target = r.pinTarget {
                 flags = (r.pinned ? "pins" : "unpins") + " seq \(target)"   // a pin record
             } else {
-                flags = (r.compressed ? "lz4 " : "") + (r.pinned ? "pinned" : "")
+                flags = (r.compressed ? "lz4 " : "") + (r.pinned ? "pinned " : "") + (r.isEntry ? "entry" : "")
             }
             return [String(r.offset), String(r.size), String(r.sequence), r.kind, flags,
                     String(r.storedLength), String(r.originalLength), ArgumentValues.escaped(r.key)]

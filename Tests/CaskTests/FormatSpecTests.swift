@@ -10,9 +10,9 @@ import CaskFormat
     @Test func segmentHeaderMatchesTheSpecExample() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         #expect(hex(header.encoded()) == """
-            43 41 53 4b 53 45 47 00 03 00 00 00 01 00 00 00 \
+            43 41 53 4b 53 45 47 00 04 00 00 00 01 00 00 00 \
             01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 \
-            00 00 00 00 00 00 00 00 11 c5 51 92 00 00 00 00
+            00 00 00 00 00 00 00 00 b1 a5 b0 2d 00 00 00 00
             """)
     }
 
@@ -27,14 +27,26 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 4 is refused as newer.
-        var v4 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v4[8] = 4
-        let crc = v4.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v4[40 + i] = $0[i] } }
-        guard case .newerVersion(4) = v4.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-4 header is not refused")
+        // Version 5 is refused as newer.
+        var v5 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v5[8] = 5
+        let crc = v5.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v5[40 + i] = $0[i] } }
+        guard case .newerVersion(5) = v5.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-5 header is not refused")
             return
+        }
+    }
+
+    /// The spec's example entry header (format version 4).
+    @Test func entryHeaderMatchesTheSpecExample() {
+        var bytes = [UInt8](repeating: 0, count: EntryHeader.size)
+        bytes.withUnsafeMutableBytes { EntryHeader(freshUntil: 1_800_000_060_000).encode(into: $0) }
+        #expect(hex(bytes) == "01 60 3a 5d 18 a3 01 00 00")
+        #expect(bytes.withUnsafeBytes { EntryHeader.decode($0) } == EntryHeader(freshUntil: 1_800_000_060_000))
+        let bads: [[UInt8]] = [Array(bytes.prefix(8)), [2] + bytes.dropFirst(), [1, 0, 0, 0, 0, 0, 0, 0, 0]]
+        for bad in bads {
+            #expect(bad.withUnsafeBytes { EntryHeader.decode($0) } == nil, "\(bad)")
         }
     }
 

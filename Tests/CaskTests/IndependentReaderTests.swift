@@ -27,6 +27,7 @@ import CaskFormat
         var compressed: Bool
         var pinned: Bool
         var expiryTime: Int64?
+        var staleWindow: Bool
     }
 
     @Test func pythonReaderAndCaskLsAgree() throws {
@@ -46,6 +47,14 @@ import CaskFormat
                 // of those values are overwritten later (the pin record is then dead).
                 if i % 7 == 2 { try store.setPinned(i % 2 == 0, forKey: key) }
                 if i % 9 == 0 { try store.removeValue(forKey: "key/\((i + 5) % 90)-ü"); values["key/\((i + 5) % 90)-ü"] = nil }
+            }
+            // Cache entries (format version 4): the value starts with an entry header.
+            for i in 0..<6 {
+                let key = "entry/\(i)", value = i % 2 == 0 ? rng.compressible(900) : rng.random(40)
+                try value.withUnsafeBytes { raw in
+                    _ = try store.putEntry(raw, forKey: key, freshUntil: 1_800_000_000_000 + Int64(i), expiry: Date().milliseconds + 3_600_000)
+                }
+                values[key] = value
             }
             try store.setValue(Data("gone".utf8), forKey: "expired", timeToLive: .milliseconds(1))
             try store.setValue(Data(), forKey: "empty")
@@ -71,7 +80,8 @@ import CaskFormat
 
         #expect(py == ls)
         #expect(Set(py.map(\.key)) == Set(values.keys))
-        #expect(py.contains { $0.compressed } && py.contains { !$0.compressed } && py.contains { $0.pinned } && py.contains { $0.expiryTime != nil })
+        #expect(py.contains { $0.compressed } && py.contains { !$0.compressed } && py.contains { $0.pinned } && py.contains { $0.expiryTime != nil }
+                && py.contains { $0.staleWindow && $0.compressed } && py.contains { $0.staleWindow && !$0.compressed })
         for item in crcs {
             let value = values[item.key]!
             #expect(value.withUnsafeBytes { CRC32C.checksum($0) } == item.crc32c, "\(item.key)")

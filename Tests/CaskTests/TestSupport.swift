@@ -330,3 +330,29 @@ func prepareRemovedVictim(_ store: DiskStore) throws {
     #expect(try store.removeValue(forKey: "victim"))   // its tombstone: in the active segment
     for i in 0..<80 { try store.setValue(Data(repeating: 2, count: 100), forKey: "fill\(i % 40)") }
 }
+
+/// A count shared by closures and tasks (an `Atomic` itself cannot be captured by them).
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func increment() { count.add(1, ordering: .relaxed) }
+}
+
+/// A value shared by closures and tasks, behind a lock.
+final class Shared<Value: Sendable>: Sendable {
+    private let lock: Mutex<Value>
+    init(_ value: Value) { lock = Mutex(value) }
+    var value: Value { lock.withLock { $0 } }
+    func update<R: Sendable>(_ body: (inout sending Value) -> R) -> R { lock.withLock { body(&$0) } }
+}
+
+/// ``waitUntil(_:_:)`` for async tests: sleeps the task, not the thread (a blocked thread of
+/// Swift's small cooperative pool would hold up the very work the test waits for).
+func eventually(within seconds: Double, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let start = ContinuousClock.now
+    while try await !condition() {
+        if ContinuousClock.now - start > .milliseconds(Int(seconds * 1000)) { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

@@ -43,6 +43,8 @@ extension CaskCache {
         @inlinable @inline(__always)
         func read(_ item: borrowing MemoryItem, previousUse: Int64) -> (result: MemoryHit<T>, recordUse: Bool) {
             guard let typed = item.value(as: T.self) else { return (.mismatch, false) }
+            // A cache entry past its fresh period: plain reads answer nil (the disk says the same).
+            if item.freshUntil != 0 && now >= item.freshUntil { return (.mismatch, false) }
             if fresh && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) {
                 return (.answered(typed), true)
             }
@@ -82,24 +84,43 @@ extension CaskCache {
         return typed
     }
 
-    /// The disk layer's bytes for `key`, their record's index entry, and a time no later than
-    /// the disk layer's use of it; nil (and nothing in memory) when the disk holds no live value.
-    func diskRecord(forKey key: String) throws(CaskError) -> (Data, IndexEntry, usedAt: Int64)? {
+    /// A disk record as the facade reads it: its value's bytes, its index entry, the end of its
+    /// fresh period (0 for a plain value), and a time no later than the disk layer's use of it.
+    struct DiskRead {
+        let data: Data
+        let entry: IndexEntry
+        let freshUntil: Int64
+        let usedAt: Int64
+        /// Whether plain reads answer it (a plain value, or a cache entry in its fresh period).
+        var isFresh: Bool { freshUntil == 0 || usedAt < freshUntil }
+    }
+
+    /// The disk layer's live record for `key` (a cache entry in its stale window included); nil
+    /// (and nothing in memory) when the disk holds no live value.
+    func diskRecord(forKey key: String) throws(CaskError) -> DiskRead? {
         misses.add(1, ordering: .relaxed)
         let before = options.disk.clock.now
-        guard let (data, entry) = try disk.withRecord(forKey: key, { bytes, entry in (Data(bytes), entry) }) else {
+        guard let found = try disk.withRecord(forKey: key, { bytes, entry, freshUntil in
+            DiskRead(data: Data(bytes), entry: entry, freshUntil: freshUntil, usedAt: before)
+        }) else {
             memory.removeValue(forKey: key)
             return nil
         }
-        return (data, entry, before)
+        return found
+    }
+
+    /// ``remember(_:sequence:expiry:forKey:cost:usedAt:freshUntil:)`` for a value read from disk.
+    func remember<T: Sendable>(_ value: T, _ read: DiskRead, forKey key: String) {
+        remember(value, sequence: read.entry.sequence, expiry: read.entry.expiry, forKey: key, cost: read.data.count,
+                 usedAt: read.usedAt, freshUntil: read.freshUntil)
     }
 
     /// Keeps `value` in memory as the copy of disk record `sequence`, when that record is still
     /// the live one; evictions it calls for run after the disk layer's lock is released.
     /// `usedAt`: a time no later than the disk layer's last use of the record (read before the
     /// disk call), so that the copy's age is never less than the record's.
-    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int, usedAt: Int64) {
-        let item = MemoryItem(value: value, sequence: sequence, expiry: expiry)
+    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int, usedAt: Int64, freshUntil: Int64 = 0) {
+        let item = MemoryItem(value: value, sequence: sequence, expiry: expiry, freshUntil: freshUntil)
         guard tracksUses else {
             memory.setValue(item, forKey: key, cost: cost)
             return
@@ -118,6 +139,22 @@ extension CaskCache {
         }
         let sequence = try written.get()
         remember(value, sequence: sequence, expiry: DiskStore.expiry(now: now, timeToLive: timeToLive), forKey: key, cost: data.count, usedAt: now)
+        emit(.didAdd(key: key))
+    }
+
+    /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms
+    /// since 1970), in both layers.
+    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64) throws(CaskError) {
+        emit(.willAdd(key: key))
+        let now = options.disk.clock.now
+        memory.removeValue(forKey: key)
+        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry) }
+        }
+        let sequence = try written.get()
+        // The disk layer turns `expiry` into a TTL from its own later clock reading: the copy
+        // keeps the earlier `expiry`, never later than the record's.
+        remember(value, sequence: sequence, expiry: expiry, forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
         emit(.didAdd(key: key))
     }
 

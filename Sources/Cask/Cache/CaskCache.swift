@@ -39,6 +39,8 @@ public final class CaskCache: Sendable {
     /// on the hit path). Hits answered from memory alone are counted by the memory shards.
     @usableFromInline let hits = Atomic<Int>(0)
     let misses = Atomic<Int>(0)
+    /// The loader API's running loads, throttles and statistics.
+    let loads = LoadCoordinator()
     #if canImport(Darwin)
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
     private let pressureSource: any DispatchSourceMemoryPressure
@@ -51,18 +53,21 @@ public final class CaskCache: Sendable {
     @usableFromInline let diskAgeLimit: Int64
 
     /// A decoded value (boxed, so that copying an item copies a reference, and reading it back
-    /// is one class check), the sequence number of the disk record it was decoded from, and
-    /// that record's expiry (milliseconds since 1970, 0 = none; never later than the record's own).
+    /// is one class check), the sequence number of the disk record it was decoded from, that
+    /// record's expiry (milliseconds since 1970, 0 = none; never later than the record's own),
+    /// and for a cache entry the end of its fresh period (ms since 1970; 0 for a plain value).
     @usableFromInline
     struct MemoryItem: Sendable {
         @usableFromInline let box: any AnyObject & Sendable
         @usableFromInline let sequence: UInt64
         @usableFromInline let expiry: Int64
+        @usableFromInline let freshUntil: Int64
 
-        init<T: Sendable>(value: T, sequence: UInt64, expiry: Int64) {
+        init<T: Sendable>(value: T, sequence: UInt64, expiry: Int64, freshUntil: Int64 = 0) {
             self.box = ValueBox(value)
             self.sequence = sequence
             self.expiry = expiry
+            self.freshUntil = freshUntil
         }
 
         /// The value when it is a `T`: one comparison of the box's class with `ValueBox<T>`
@@ -146,11 +151,7 @@ public final class CaskCache: Sendable {
             try store(bytes, data: bytes, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
             return
         }
-        let data: Data
-        do { data = try options.coder.encode(value) } catch {
-            throw CaskError.coding(key: key, reason: "\(error)")
-        }
-        try store(value, data: data, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+        try store(value, data: try encode(value, forKey: key), forKey: key, timeToLive: timeToLive, isPinned: isPinned)
     }
 
     /// The value for `key` decoded as `T` (the raw bytes when `T` is `Data`), or nil when absent,
@@ -168,13 +169,18 @@ public final class CaskCache: Sendable {
     @usableFromInline
     func valueFromDisk<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) throws(CaskError) -> T? {
         if T.self == Data.self { return try data(forKey: key) as? T }
-        guard let (data, entry, usedAt) = try diskRecord(forKey: key) else { return nil }
-        let decoded: T
-        do { decoded = try options.coder.decode(T.self, from: data) } catch {
+        guard let found = try diskRecord(forKey: key), found.isFresh else { return nil }
+        let decoded: T = try decode(found.data, forKey: key)
+        remember(decoded, found, forKey: key)
+        return decoded
+    }
+
+    /// `data` decoded as a `T` by the cache's coder.
+    /// - Throws: ``CaskError/typeMismatch(key:type:reason:)`` when the bytes are not a `T`.
+    func decode<T: Decodable & Sendable>(_ data: Data, forKey key: String) throws(CaskError) -> T {
+        do { return try options.coder.decode(T.self, from: data) } catch {
             throw CaskError.typeMismatch(key: key, type: "\(T.self)", reason: "\(error)")
         }
-        remember(decoded, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: usedAt)
-        return decoded
     }
 
     // MARK: Raw bytes
@@ -189,9 +195,9 @@ public final class CaskCache: Sendable {
     /// - Throws: what ``DiskStore/value(forKey:)`` throws.
     public func data(forKey key: String) throws(CaskError) -> Data? {
         if let cached: Data = try memoryHit(forKey: key) { return cached }
-        guard let (data, entry, usedAt) = try diskRecord(forKey: key) else { return nil }
-        remember(data, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: usedAt)
-        return data
+        guard let found = try diskRecord(forKey: key), found.isFresh else { return nil }
+        remember(found.data, found, forKey: key)
+        return found.data
     }
 
     /// Pins or unpins `key` (see ``DiskStore/setPinned(_:forKey:)``). Returns false when absent.
@@ -291,7 +297,7 @@ public final class CaskCache: Sendable {
     }
 
     /// Runs blocking disk work on a Dispatch queue, not on Swift's cooperative pool.
-    private static func offload<R: Sendable>(_ body: @escaping @Sendable () throws(CaskError) -> R) async throws(CaskError) -> R {
+    static func offload<R: Sendable>(_ body: @escaping @Sendable () throws(CaskError) -> R) async throws(CaskError) -> R {
         let result: Result<R, CaskError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: Result { () throws(CaskError) in try body() })

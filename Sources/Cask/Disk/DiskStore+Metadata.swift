@@ -75,8 +75,8 @@ extension DiskStore {
             return nil
         }
         return ItemMetadata(
-            key: key, size: h.originalLength, storedSize: Int(e.storedLength), isCompressed: e.isCompressed,
-            writeDate: Date(milliseconds: h.writeTime), accessDate: Date(milliseconds: e.accessTime),
-            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned)
+            key: key, size: h.originalLength - (h.isEntry ? EntryHeader.size : 0), storedSize: Int(e.storedLength),
+            isCompressed: e.isCompressed, writeDate: Date(milliseconds: h.writeTime), accessDate: Date(milliseconds: e.accessTime),
+            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned, hasStaleWindow: h.isEntry)
     }
 }

@@ -12,8 +12,9 @@ extension DiskStore {
         case damaged(IndexEntry)
     }
 
-    /// The value stored under `key`, or nil when there is none, it has expired, or its record
-    /// failed its checksum (the damage is then logged, counted in ``statistics`` and the key
+    /// The value stored under `key`, or nil when there is none, it has expired, it is a cache
+    /// entry past its fresh period (``CaskCache/loadedValue(forKey:as:options:loader:)`` serves
+    /// those while their stale window lasts), or its record failed its checksum (the damage is then logged, counted in ``statistics`` and the key
     /// removed: a damaged value is never returned). Counts as an access for LRU and age limits.
     ///
     /// The index lookup holds the store's lock; the file read (`pread`) does not.
@@ -30,7 +31,11 @@ extension DiskStore {
     /// store's lock.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func withValue<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(CaskError) -> R? {
-        try withRecord(forKey: key) { bytes, _ in body(bytes) }
+        let now = options.clock.now
+        let result = try withRecord(forKey: key, usedAt: now) { bytes, _, freshUntil -> R? in
+            freshUntil != 0 && now >= freshUntil ? nil : body(bytes)
+        }
+        return result ?? nil
     }
 
     /// Marks `key` as read at `now` (milliseconds of the store's clock: LRU order and age)
@@ -66,8 +71,9 @@ extension DiskStore {
     }
 
     /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
-    /// number and expiry, for the cache facade's memory copy).
-    func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
+    /// number and expiry, for the cache facade's memory copy) and, for a cache entry, the end of
+    /// its fresh period (ms since 1970; 0 for a plain value). A stale entry is handed over too.
+    func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
         try withRecord(forKey: key, usedAt: options.clock.now, body)
     }
 
@@ -75,7 +81,7 @@ extension DiskStore {
     /// read counts as an access (LRU order, age limit, hit statistics) and finds expired items
     /// gone, as a read by the app does. With nil the live record is read and checked as it
     /// stands, and nothing but damage changes.
-    private func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
+    private func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
@@ -99,7 +105,7 @@ extension DiskStore {
 
     /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
     /// damage, which is reported and removes the key).
-    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) throws(CaskError) -> R? {
+    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
         switch plan {
         case .miss(let deferred):
             // An item found expired or aged out was evicted: its event goes out now.
@@ -109,7 +115,7 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
         case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry) }) }) { return result }
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry, $1) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
@@ -119,7 +125,7 @@ extension DiskStore {
                 // Ask for every cache line of the record at once (up to 16 KiB), so that their
                 // misses overlap instead of arriving one by one as the checksum walks the record.
                 for line in stride(from: 0, to: min(size, 16 << 10), by: 64) { cask_prefetch(mapped.baseAddress! + line) }
-                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry) }) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry, $1) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -134,7 +140,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry) }) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry, $1) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)
@@ -149,24 +155,34 @@ extension DiskStore {
     package func scrub() throws(CaskError) -> Int {
         let keys = state.withLock { s in s.index.entries.map { s.index.key(of: $0) } }
         let before = state.withLock { $0.stats.corruptRecords }
-        for key in keys { _ = try withRecord(forKey: key, usedAt: nil) { _, _ in () } }
+        for key in keys { _ = try withRecord(forKey: key, usedAt: nil) { _, _, _ in () } }
         return state.withLock { $0.stats.corruptRecords } - before
     }
 
     /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
-    /// its value, decompressed when needed; nil when any check fails.
-    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+    /// its value, decompressed when needed, and the end of its fresh period (0 unless it is a
+    /// cache entry, whose ``EntryHeader`` is taken off the value); nil when any check fails.
+    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer, Int64) -> R) -> R? {
         guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
               h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
-        if !h.isCompressed { return body(stored) }
+        if !h.isCompressed { return deliverValue(stored, isEntry: h.isEntry, body) }
         // A temporary buffer (on the stack when it fits), not an array: no malloc and free per read.
         return withUnsafeTemporaryAllocation(byteCount: h.originalLength, alignment: 16) { out -> R? in
             guard Compression.decompress(stored, into: out) else { return nil }
-            return body(UnsafeRawBufferPointer(out))
+            return deliverValue(UnsafeRawBufferPointer(out), isEntry: h.isEntry, body)
         }
+    }
+
+    /// Calls `body` with a checked value: a cache entry's without its header (nil when the
+    /// header is not one: damage), a plain value as it is.
+    @inline(__always)
+    private static func deliverValue<R>(_ value: UnsafeRawBufferPointer, isEntry: Bool, _ body: (UnsafeRawBufferPointer, Int64) -> R) -> R? {
+        guard isEntry else { return body(value, 0) }
+        guard let header = EntryHeader.decode(value) else { return nil }
+        return body(UnsafeRawBufferPointer(rebasing: value[EntryHeader.size...]), header.freshUntil)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

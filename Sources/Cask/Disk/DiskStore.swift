@@ -159,9 +159,10 @@ public final class DiskStore: Sendable {
         state.withLock { $0.observer = observer }
     }
 
-    /// Appends the value's record and installs it; returns its sequence number.
+    /// Appends the value's record and installs it; returns its sequence number. `entryFlag`:
+    /// `value` starts with an ``EntryHeader`` (``putEntry(_:forKey:freshUntil:timeToLive:)``).
     @discardableResult
-    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> UInt64 {
+    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool, entryFlag: Bool = false) throws(CaskError) -> UInt64 {
         try requireWritable()
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
@@ -175,6 +176,7 @@ public final class DiskStore: Sendable {
         }
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
+        if entryFlag { flags |= Format.RecordFlag.entry }
         if options.durability == .everyWrite {
             let ticket: (ticket: UInt64, sequence: UInt64)
             do {

@@ -18,6 +18,10 @@ public struct ItemMetadata: Sendable, Equatable {
     public var expirationDate: Date?
     /// Whether the item is pinned: exempt from TTL, age limit, and evicted only after unpinned items.
     public var isPinned: Bool
+    /// Whether the item is a cache entry with a stale window (written by
+    /// ``CaskCache/loadedValue(forKey:as:options:loader:)``): `expirationDate` is then the end
+    /// of its stale window, and its fresh period ended earlier (see <doc:LoadingValues>).
+    public var hasStaleWindow: Bool = false
 
     /// Seconds of life left at `now`, or nil when the item never expires.
     public func timeToLive(at now: Date = Date()) -> TimeInterval? {

@@ -18,6 +18,9 @@ public struct DumpedRecord: Sendable, Codable, Equatable {
     /// Pin records only: the sequence number of the value record whose pin they set (then
     /// `pinned` is the state they set).
     public var pinTarget: UInt64? = nil
+    /// Whether the value is a cache entry with a stale window (its value starts with an entry
+    /// header, format-spec.md "Entry header"; `originalLength` includes it).
+    public var isEntry: Bool = false
 }
 
 /// The decoded content of one segment file, damage included.
@@ -50,7 +53,8 @@ public struct SegmentDump: Sendable {
                     offset: offset, size: h.encodedSize, sequence: h.sequence, kind: kind,
                     compressed: h.isCompressed, pinned: h.isPinned, key: key, storedLength: h.storedLength,
                     originalLength: h.originalLength, writeTime: h.writeTime,
-                    expiryTime: h.isPin || h.expiry == 0 ? nil : h.expiry, pinTarget: h.isPin ? h.pinTarget : nil))
+                    expiryTime: h.isPin || h.expiry == 0 ? nil : h.expiry, pinTarget: h.isPin ? h.pinTarget : nil,
+                    isEntry: h.isEntry))
             }
         }
         return SegmentDump(

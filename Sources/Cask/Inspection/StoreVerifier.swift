@@ -110,7 +110,22 @@ public struct StoreVerifier: Sendable {
         return sizes
     }
 
-    /// Checks every record's checksum and LZ4 block in one segment.
+    /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
+    /// cache entry whose value does not start with a valid entry header; nil when nothing is.
+    private static func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer) -> String? {
+        guard h.isCompressed || h.isEntry else { return nil }
+        let start = offset + Format.recordHeaderSize + h.keyLength
+        let stored = UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)])
+        guard h.isCompressed else { return EntryHeader.decode(stored) == nil ? "cache entry header is not valid" : nil }
+        var out = [UInt8](repeating: 0, count: h.originalLength)
+        guard out.withUnsafeMutableBytes({ Compression.decompress(stored, into: $0) }) else {
+            return "LZ4 block does not decode to \(h.originalLength) bytes"
+        }
+        guard h.isEntry else { return nil }
+        return out.withUnsafeBytes { EntryHeader.decode($0) } == nil ? "cache entry header is not valid" : nil
+    }
+
+    /// Checks every record's checksum, LZ4 block and cache entry header in one segment.
     private func checkRecords(of id: UInt32, in listing: StoreDirectory, into report: inout Report) throws(CaskError) -> SegmentScanner.Summary {
         let path = listing.segmentPath(id)
         let handle = try fs.open(path, mode: .read)
@@ -121,12 +136,8 @@ public struct StoreVerifier: Sendable {
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 records += 1
-                guard h.isCompressed else { return }
-                let start = offset + Format.recordHeaderSize + h.keyLength
-                let stored = UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)])
-                var out = [UInt8](repeating: 0, count: h.originalLength)
-                if !out.withUnsafeMutableBytes({ Compression.decompress(stored, into: $0) }) {
-                    problems.append(Problem(file: path, offset: Int64(offset), message: "LZ4 block does not decode to \(h.originalLength) bytes"))
+                if let message = Self.valueProblem(h, at: offset, in: raw) {
+                    problems.append(Problem(file: path, offset: Int64(offset), message: message))
                 }
             }
         }

@@ -1,0 +1,59 @@
+/// How ``CaskCache/loadedValue(forKey:as:options:loader:)`` keeps and refreshes one entry:
+/// a fresh period, then a stale window, then gone (see <doc:LoadingValues>).
+///
+/// Durations are wall-clock (the disk layer's ``StoreOptions/clock``) for the entry's periods,
+/// and real time (the task's clock) for the timeouts. Checked by every call that uses them:
+/// an option out of range throws ``CacheLoadError/cache(_:)`` with
+/// ``CaskError/invalidOption(_:)``, and nothing is loaded or stored.
+public struct CacheEntryOptions: Sendable, Equatable {
+    /// How long a loaded value is fresh: returned without calling the loader. More than zero.
+    public var timeToLive: Duration
+    /// How long after its fresh period a value is kept as stale: served while a refresh runs
+    /// (see ``softTimeout``) and when the loader fails (fail-safe), across restarts too. Zero
+    /// (the default): the value is gone when its fresh period ends.
+    public var staleWindow: Duration
+    /// When set, a fraction of ``timeToLive`` greater than 0 and less than 1: a read after that
+    /// part of the fresh period returns the fresh value at once and starts one background
+    /// refresh (eager refresh), so that hot keys rarely go stale.
+    public var eagerRefresh: Double?
+    /// A random extra fresh time, from zero up to this, added to each loaded value's
+    /// ``timeToLive`` so that keys loaded together do not all expire together. Zero by default.
+    public var timeToLiveJitter: Duration
+    /// With a stale value at hand: how long a caller waits for the refresh before it is served
+    /// the stale value (the refresh goes on in the background and is stored). Nil: as long as
+    /// the load takes (up to ``hardTimeout``).
+    public var softTimeout: Duration?
+    /// The longest any caller waits for a load: then it is served the stale value when there
+    /// is one (a fail-safe activation), else it gets ``CacheLoadError/timedOut(key:after:)``.
+    /// Nil: no limit.
+    public var hardTimeout: Duration?
+    /// After the loader failed and a stale value was served instead, how long stale reads of
+    /// the key return it without calling the loader again. 30 seconds by default.
+    public var failSafeThrottle: Duration
+
+    public init(timeToLive: Duration, staleWindow: Duration = .zero, eagerRefresh: Double? = nil,
+                timeToLiveJitter: Duration = .zero, softTimeout: Duration? = nil, hardTimeout: Duration? = nil,
+                failSafeThrottle: Duration = .seconds(30)) {
+        self.timeToLive = timeToLive
+        self.staleWindow = staleWindow
+        self.eagerRefresh = eagerRefresh
+        self.timeToLiveJitter = timeToLiveJitter
+        self.softTimeout = softTimeout
+        self.hardTimeout = hardTimeout
+        self.failSafeThrottle = failSafeThrottle
+    }
+
+    /// Throws ``CaskError/invalidOption(_:)`` naming the first option out of its range.
+    func validate() throws(CaskError) {
+        guard timeToLive > .zero else { throw .invalidOption("CacheEntryOptions.timeToLive must be more than zero (got \(timeToLive))") }
+        guard staleWindow >= .zero else { throw .invalidOption("CacheEntryOptions.staleWindow must not be negative (got \(staleWindow))") }
+        guard timeToLiveJitter >= .zero else { throw .invalidOption("CacheEntryOptions.timeToLiveJitter must not be negative (got \(timeToLiveJitter))") }
+        guard failSafeThrottle >= .zero else { throw .invalidOption("CacheEntryOptions.failSafeThrottle must not be negative (got \(failSafeThrottle))") }
+        if let f = eagerRefresh, !(f > 0 && f < 1) {
+            throw .invalidOption("CacheEntryOptions.eagerRefresh must be more than 0 and less than 1 (got \(f))")
+        }
+        for (name, t) in [("softTimeout", softTimeout), ("hardTimeout", hardTimeout)] {
+            if let t, t <= .zero { throw .invalidOption("CacheEntryOptions.\(name) must be more than zero (got \(t))") }
+        }
+    }
+}
