@@ -32,6 +32,18 @@ func example_README_1() throws {
     try store.close()
 }
 
+// README.md, line 69
+func example_README_2() async throws {
+    struct Profile: Codable, Sendable { var name: String }
+    let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
+    let entry = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400))
+    let profile = try await profiles.value(forKey: "profile:1", as: Profile.self, options: entry) {
+        Profile(name: "Ada")                 // the loader: your backend call
+    }
+    print(profile.name)
+    try profiles.close()
+}
+
 // Sources/Cask/Cask.docc/Compaction.md, line 30
 func example_Compaction_1() throws {
     var options = StoreOptions()
@@ -177,6 +189,23 @@ func example_LimitsAndEviction_2() throws {
     let wiped = try store.removeAll(pinned: false)      // every unpinned item; pinned ones stay
     print(unused, expired, wiped)
     try store.close()
+}
+
+// Sources/Cask/Cask.docc/LoadingValues.md, line 13
+func example_LoadingValues_1() async throws {
+    struct User: Codable, Sendable { var id: Int; var name: String }
+    let fetchUser: @Sendable (Int) async throws -> User = { id in User(id: id, name: "Ada") }   // your backend
+
+    let cache = try CaskCache(directory: NSTemporaryDirectory() + "loading-example")
+    let entry = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400),
+                                  eagerRefresh: 0.9, softTimeout: .milliseconds(100), hardTimeout: .seconds(2))
+    let user = try await cache.value(forKey: "user:1", as: User.self, options: entry) {
+        try await fetchUser(1)          // the loader: runs only when the cached value is not fresh
+    }
+    let answer = try await cache.loadedValue(forKey: "user:1", as: User.self, options: entry) { try await fetchUser(1) }
+    if answer.isStale { print("served stale: \(String(describing: answer.loaderError))") }
+    print(user.name, cache.loadStatistics.loads)
+    try cache.close()
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18
