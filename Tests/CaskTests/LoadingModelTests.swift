@@ -45,14 +45,17 @@ struct LoadingConfig: CustomStringConvertible {
     var staleWindow: Int64
     var eager: Double?
     var softTimeout: Bool
+    /// Whether loads may hang, and the timeouts are set (soft 200 ms when `softTimeout`, hard
+    /// 400 ms). Without hangs no timeout is set: nothing then depends on how fast tasks run.
+    var hangs: Bool
     let ttl: Int64 = 100, throttle: Int64 = 50
 
     var options: CacheEntryOptions {
         CacheEntryOptions(timeToLive: .milliseconds(ttl), staleWindow: .milliseconds(staleWindow), eagerRefresh: eager,
-                          softTimeout: softTimeout ? .milliseconds(50) : nil, hardTimeout: .milliseconds(100),
+                          softTimeout: hangs && softTimeout ? .milliseconds(200) : nil, hardTimeout: hangs ? .milliseconds(400) : nil,
                           failSafeThrottle: .milliseconds(throttle))
     }
-    var description: String { "ttl 100 ms, stale window \(staleWindow) ms, eager \(eager.map { "\($0)" } ?? "off"), soft timeout \(softTimeout ? "50 ms" : "none"), hard 100 ms, throttle 50 ms" }
+    var description: String { "ttl 100 ms, stale window \(staleWindow) ms, eager \(eager.map { "\($0)" } ?? "off"), soft timeout \(hangs && softTimeout ? "200 ms" : "none"), hard \(hangs ? "400 ms" : "none"), throttle 50 ms" }
 }
 
 /// The obviously correct version of the rules.
@@ -198,7 +201,7 @@ struct LoadingModel {
         }
     }
 
-    static func steps(seed: UInt64, count: Int) -> [LoadStep] {
+    static func steps(seed: UInt64, count: Int, hangs: Bool) -> [LoadStep] {
         var r = SeededBytes(seed: seed)
         let keys = ["a", "b"]
         return (0..<count).map { _ in
@@ -207,7 +210,7 @@ struct LoadingModel {
             case 0..<25: return .advance([10, 30, 60, 90, 150, 400][Int(r.next() % 6)])
             case 25..<65:
                 let o = r.next() % 100
-                return .load(k, o < 2 ? .hang : o < 25 ? .fail : .value(Int(r.next() % 1000)))
+                return .load(k, hangs && o < 4 ? .hang : o < 25 ? .fail : .value(Int(r.next() % 1000)))
             case 65..<80: return .get(k)
             case 80..<88: return .set(k, Int(r.next() % 1000))
             case 88..<97: return .remove(k)
@@ -234,15 +237,16 @@ struct LoadingModel {
     @Test(arguments: 0..<4)
     func theLoaderAPIAgreesWithTheModel(chunk: Int) async throws {
         let sequences = 500, length = 30
-        var steps = 0, loads = 0
+        var steps = 0, loads = 0, hangs = 0
         for n in 0..<sequences {
             let seed = UInt64(chunk * sequences + n) &* 0x9E37_79B9 &+ 27
             var r = SeededBytes(seed: seed)
             let config = LoadingConfig(staleWindow: r.next() % 4 == 0 ? 0 : 300, eager: r.next() % 2 == 0 ? 0.5 : nil,
-                                       softTimeout: r.next() % 2 == 0)
-            let sequence = Self.steps(seed: seed, count: length)
+                                       softTimeout: r.next() % 2 == 0, hangs: r.next() % 4 == 0)
+            let sequence = Self.steps(seed: seed, count: length, hangs: config.hangs)
             steps += sequence.count
             loads += sequence.filter { if case .load = $0 { true } else { false } }.count
+            hangs += sequence.filter { $0 == .load("a", .hang) || $0 == .load("b", .hang) }.count
             if let problem = try await run(sequence, config) {
                 let shortest = try await shrink(sequence, config)
                 Issue.record("""
@@ -252,6 +256,6 @@ struct LoadingModel {
                 return
             }
         }
-        print("loading model, chunk \(chunk): \(sequences) sequences, \(steps) steps, \(loads) loads, 0 disagreements")
+        print("loading model, chunk \(chunk): \(sequences) sequences, \(steps) steps, \(loads) loads (\(hangs) hanging), 0 disagreements")
     }
 }

@@ -19,13 +19,15 @@ import Testing
         let c = try cache(dir)
         let calls = Shared<[String: Int]>([:])
         let entry = CacheEntryOptions(timeToLive: .seconds(60))
+        let gate = Counter()   // the loads end once every caller waits for one
+        let opener = Task { if await eventually(within: 60, { c.loadStatistics.coalescedWaits == 990 }) { gate.increment() } }
         let answers = try await withThrowingTaskGroup(of: (String, String).self) { group in
             for i in 0..<1000 {
                 let key = "k\(i % 10)"
                 group.addTask {
                     let v = try await c.value(forKey: key, as: String.self, options: entry) {
                         calls.update { $0[key, default: 0] += 1 }
-                        try await Task.sleep(for: .milliseconds(100))   // every caller arrives meanwhile
+                        while gate.value == 0 { try await Task.sleep(for: .milliseconds(2)) }
                         return "value of \(key)"
                     }
                     return (key, v)
@@ -33,6 +35,8 @@ import Testing
             }
             return try await group.reduce(into: [(String, String)]()) { $0.append($1) }
         }
+        await opener.value
+        #expect(gate.value == 1, "not every caller joined a load")
         #expect(answers.count == 1000 && answers.allSatisfy { $0.1 == "value of \($0.0)" })
         #expect(calls.value == Dictionary(uniqueKeysWithValues: (0..<10).map { ("k\($0)", 1) }))
         let s = c.loadStatistics
@@ -43,15 +47,16 @@ import Testing
     @Test func aLoaderErrorReachesEveryWaiterAndNothingIsStored() async throws {
         let dir = TemporaryDirectory()
         let c = try cache(dir)
-        let calls = Counter()
+        let calls = Counter(), gate = Counter()
         let entry = CacheEntryOptions(timeToLive: .seconds(60))
+        let opener = Task { if await eventually(within: 60, { c.loadStatistics.coalescedWaits == 49 }) { gate.increment() } }
         let errors = await withTaskGroup(of: CacheLoadError?.self) { group in
             for _ in 0..<50 {
                 group.addTask {
                     do {
                         _ = try await c.value(forKey: "k", as: Int.self, options: entry) {
                             calls.increment()
-                            try await Task.sleep(for: .milliseconds(50))
+                            while gate.value == 0 { try await Task.sleep(for: .milliseconds(2)) }
                             throw Failure(n: 7)
                         }
                         return nil
@@ -60,7 +65,8 @@ import Testing
             }
             return await group.reduce(into: [CacheLoadError?]()) { $0.append($1) }
         }
-        #expect(calls.value == 1)
+        await opener.value
+        #expect(calls.value == 1 && gate.value == 1)
         for e in errors {
             if case .loaderFailed(let key, let underlying)? = e, key == "k", underlying as? Failure == Failure(n: 7) { continue }
             Issue.record("got \(String(describing: e))")
@@ -71,36 +77,43 @@ import Testing
 
     /// One caller cancelled: the load goes on for the other, which gets its value. Every caller
     /// cancelled: the loader sees the cancellation, and the next call starts a new load.
+    /// (Loaders wait for a gate, not a fixed time: a busy test machine can hold a task back for
+    /// seconds, and the load must still be running when the test cancels its callers.)
     @Test func cancellingOneCallerKeepsTheLoadCancellingAllCancelsIt() async throws {
         let dir = TemporaryDirectory()
         let c = try cache(dir)
         let entry = CacheEntryOptions(timeToLive: .seconds(60))
-        let sawCancel = Counter(), calls = Counter()
+        let sawCancel = Counter(), calls = Counter(), gate = Counter()
         let loader: @Sendable () async throws -> String = {
             calls.increment()
-            do { try await Task.sleep(for: .seconds(2)) } catch { sawCancel.increment(); throw error }
+            do {
+                while gate.value == 0 { try await Task.sleep(for: .milliseconds(2)) }
+            } catch { sawCancel.increment(); throw error }
             return "loaded"
         }
         let first = Task { try await c.value(forKey: "k", options: entry, loader: loader) }
         let second = Task { try await c.value(forKey: "k", options: entry, loader: loader) }
-        #expect(await eventually(within: 5) { c.loadStatistics.coalescedWaits == 1 }, "both callers wait for one load")
+        #expect(await eventually(within: 60) { c.loadStatistics.coalescedWaits == 1 }, "both callers wait for one load")
         first.cancel()
         await #expect(throws: CacheLoadError.self) { _ = try await first.value }
+        gate.increment()
         #expect(try await second.value == "loaded")
         #expect(calls.value == 1 && sawCancel.value == 0)
 
+        gate.update(to: 0)
         let a = Task { try await c.value(forKey: "other", options: entry, loader: loader) }
         let b = Task { try await c.value(forKey: "other", options: entry, loader: loader) }
-        #expect(await eventually(within: 5) { c.loadStatistics.coalescedWaits == 2 })
+        #expect(await eventually(within: 60) { c.loadStatistics.coalescedWaits == 2 && calls.value == 2 })
         a.cancel(); b.cancel()
         for t in [a, b] {
             do { _ = try await t.value; Issue.record("a cancelled caller got a value") } catch {
                 guard case .cancelled("other")? = error as? CacheLoadError else { Issue.record("\(error)"); continue }
             }
         }
-        #expect(await eventually(within: 5) { sawCancel.value == 1 }, "the abandoned load was not cancelled")
+        #expect(await eventually(within: 60) { sawCancel.value == 1 }, "the abandoned load was not cancelled")
         #expect(c.runningLoadCount == 0 && c.loadStatistics.loadsCancelled == 1)
         #expect(!c.contains("other"), "a cancelled load stored nothing")
+        gate.increment()
         #expect(try await c.value(forKey: "other", options: entry) { "again" } == "again")
     }
 
@@ -148,11 +161,14 @@ import Testing
         _ = try await c.value(forKey: "k", options: entry) { "old" }
         clock.advance(.seconds(11))
         entry.softTimeout = .milliseconds(20)
+        let gate = Counter()
         let got = try await c.loadedValue(forKey: "k", options: entry) { () async throws -> String in
-            try await Task.sleep(for: .milliseconds(300)); return "new"
+            while gate.value == 0 { try await Task.sleep(for: .milliseconds(2)) }
+            return "new"
         }
         #expect(got.value == "old" && got.isStale && got.loaderError == nil)
-        #expect(await eventually(within: 5) { (try? await c.value(String.self, forKey: "k")) == "new" }, "the refresh was not stored")
+        gate.increment()
+        #expect(await eventually(within: 60) { (try? await c.value(String.self, forKey: "k")) == "new" }, "the refresh was not stored")
     }
 
     @Test func aHardTimeoutWithoutAStaleValueThrows() async throws {
@@ -161,10 +177,10 @@ import Testing
         let entry = CacheEntryOptions(timeToLive: .seconds(10), hardTimeout: .milliseconds(20))
         await #expect(throws: CacheLoadError.self) {
             _ = try await c.value(forKey: "k", options: entry) { () async throws -> String in
-                try await Task.sleep(for: .seconds(5)); return "late"
+                while true { try await Task.sleep(for: .milliseconds(2)) }   // until cancelled
             }
         }
-        #expect(await eventually(within: 5) { c.runningLoadCount == 0 }, "the abandoned load was not cancelled")
+        #expect(await eventually(within: 60) { c.runningLoadCount == 0 }, "the abandoned load was not cancelled")
     }
 
     /// A read in the last part of the fresh period returns the value and starts one refresh.
@@ -178,13 +194,16 @@ import Testing
         #expect(try await c.value(forKey: "k", options: entry) { 2 } == 1)
         #expect(c.loadStatistics.refreshesStarted == 0)
         clock.advance(.seconds(2))
-        let calls = Counter()
+        let calls = Counter(), gate = Counter()
         for _ in 0..<5 {
             #expect(try await c.value(forKey: "k", options: entry) { () async throws -> Int in
-                calls.increment(); try await Task.sleep(for: .milliseconds(100)); return 3
+                calls.increment()
+                while gate.value == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                return 3
             } == 1)
         }
-        #expect(await eventually(within: 5) { (try? await c.value(Int.self, forKey: "k")) == 3 })
+        gate.increment()
+        #expect(await eventually(within: 60) { (try? await c.value(Int.self, forKey: "k")) == 3 })
         #expect(calls.value == 1 && c.loadStatistics.refreshesStarted == 1)
     }
 

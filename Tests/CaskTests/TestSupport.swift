@@ -336,6 +336,7 @@ final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
     func increment() { count.add(1, ordering: .relaxed) }
+    func update(to value: Int) { count.store(value, ordering: .relaxed) }
 }
 
 /// A value shared by closures and tasks, behind a lock.
