@@ -280,10 +280,11 @@ class Sequence:
             pinned = bool(info["flags"] & 2)
             if info["expiry"] and time.time() * 1000 >= info["expiry"] and not pinned:
                 continue
-            value = caskdump.value_of(info)
-            if value is None:
+            found = caskdump.value_of(info)   # (value, freshUntil); the CLI writes no cache entries
+            if found is None:
                 problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
                 continue
+            value = found[0]
             items[key.decode("utf-8", "replace")] = (value, pinned, info["stored_length"])
         return items, problems
 
