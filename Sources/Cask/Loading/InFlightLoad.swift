@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// How a load ended.
 enum LoadOutcome<T: Sendable>: Sendable {
@@ -20,7 +20,7 @@ final class LoadWaiter<T: Sendable>: Sendable {
         var continuation: CheckedContinuation<LoadWait<T>, Never>?
         var result: LoadWait<T>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Parks the caller until ``resolve(_:)``; at once when it already was.
     func install(_ continuation: CheckedContinuation<LoadWait<T>, Never>) {
@@ -62,12 +62,12 @@ final class InFlightLoad<T: Sendable>: Sendable {
         var abandoned = false
         var task: Task<Void, Never>?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Forgets this load in its coordinator (identity-checked there).
     private let forget: @Sendable (InFlightLoad<T>) -> Void
 
     init(keepsRunning: Bool, forget: @escaping @Sendable (InFlightLoad<T>) -> Void) {
-        state = Mutex(State(keepsRunning: keepsRunning))
+        state = Locked(State(keepsRunning: keepsRunning))
         self.forget = forget
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// The loads running in one cache, at most one per key (and value type), and the keys whose
 /// fail-safe throttle runs. Thread-safe; nothing here waits while holding its lock.
@@ -7,9 +7,9 @@ final class LoadCoordinator: Sendable {
         let key: String
         let type: ObjectIdentifier
     }
-    private let loads = Mutex<[LoadKey: any AnyObject & Sendable]>([:])
+    private let loads = Locked<[LoadKey: any AnyObject & Sendable]>([:])
     /// Key -> the time (ms of the store's clock) until which stale reads skip the loader.
-    private let throttles = Mutex<[String: Int64]>([:])
+    private let throttles = Locked<[String: Int64]>([:])
     let statistics = LoadStatisticsRecorder()
 
     /// The running load of `key` as a `T`, or a new one started with `body` (which runs the

@@ -36,7 +36,7 @@ final class LoadStatisticsRecorder: Sendable {
     let storeFailures = Atomic<Int>(0)
     private let totalNanoseconds = Atomic<Int>(0)
     private static let window = 1024
-    private let recent = Mutex<(times: [Int], next: Int)>(([], 0))
+    private let recent = Locked<(times: [Int], next: Int)>(([], 0))
 
     func recordLoadTime(_ d: Duration) {
         let ns = Int(d.components.seconds) * 1_000_000_000 + Int(d.components.attoseconds / 1_000_000_000)
