@@ -22,7 +22,7 @@ extension CaskCache {
 
     /// The value for `key` and whether it is stale. Thread-safe; call from any task.
     ///
-    /// - Fresh (within `options.timeToLive` of its load, or a value stored with ``setValue(_:forKey:timeToLive:isPinned:)``
+    /// - Fresh (within `options.timeToLive` of its load, or a value stored with `setValue(_:forKey:timeToLive:isPinned:)`
     ///   before its TTL): returned without calling `loader`. In the last part of the fresh period
     ///   (``CacheEntryOptions/eagerRefresh``) one background refresh starts.
     /// - Stale (after its fresh period, within ``CacheEntryOptions/staleWindow``): a refresh
