@@ -130,31 +130,31 @@ extension CaskCache {
     }
 
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
-        emit(.willAdd(key: key))
-        // Read before the disk layer reads its clock: the copy's expiry is never later than the record's.
-        let now = options.disk.clock.now
-        memory.removeValue(forKey: key)
-        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
-            Result { () throws(CaskError) in try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+        try writeThrough(value, data: data, forKey: key, freshUntil: 0, expiry: { DiskStore.expiry(now: $0, timeToLive: timeToLive) }) { raw throws(CaskError) in
+            try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
         }
-        let sequence = try written.get()
-        remember(value, sequence: sequence, expiry: DiskStore.expiry(now: now, timeToLive: timeToLive), forKey: key, cost: data.count, usedAt: now)
-        emit(.didAdd(key: key))
     }
 
     /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms
-    /// since 1970), in both layers.
+    /// since 1970), in both layers. The disk layer turns `expiry` into a TTL from its own later
+    /// clock reading: the copy keeps the earlier `expiry`, never later than the record's.
     func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64) throws(CaskError) {
+        try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil, expiry: { _ in expiry }) { raw throws(CaskError) in
+            try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry)
+        }
+    }
+
+    /// Writes `data` to disk with `put` (which returns the record's sequence), then keeps
+    /// `value` in memory as its copy, with the expiry `expiry(now)` computes from a clock reading
+    /// taken before the disk layer's own (so the copy's expiry is never later than the record's).
+    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: (Int64) -> Int64,
+                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> UInt64) throws(CaskError) {
         emit(.willAdd(key: key))
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
-        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in
-            Result { () throws(CaskError) in try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry) }
-        }
+        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
         let sequence = try written.get()
-        // The disk layer turns `expiry` into a TTL from its own later clock reading: the copy
-        // keeps the earlier `expiry`, never later than the record's.
-        remember(value, sequence: sequence, expiry: expiry, forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
+        remember(value, sequence: sequence, expiry: expiry(now), forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
         emit(.didAdd(key: key))
     }
 
