@@ -93,6 +93,8 @@ extension Compactor {
             s.forgetPinRecord(loc)
         }
         for id in ids {
+            // Still on disk until the delete phase unlinks it: counted in `fileBytes` till then.
+            s.bytesAwaitingDeletion[id] = (s.usage[id]?.fileBytes ?? 0) + (s.hintBytes[id] ?? 0)
             s.segments[id] = nil
             s.usage[id] = nil
             s.hintBytes[id] = nil

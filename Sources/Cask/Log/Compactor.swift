@@ -318,6 +318,7 @@ struct Compactor {
             for (n, id) in plan.ids.enumerated() {
                 try fs.remove(FileNames.join(directory, FileNames.hint(id)))
                 try fs.remove(FileNames.join(directory, FileNames.segment(id)))
+                state.withLock { $0.bytesAwaitingDeletion[id] = nil }
                 try fs.syncDirectory(directory)
                 if n == 0 { CrashPoint.compactionDuringDelete.reach() }
             }
@@ -325,7 +326,12 @@ struct Compactor {
         do throws(CaskError) {
             if let lock { try lock.whileDeleting(deletions) } else { try deletions() }
         } catch {
-            state.withLock { s in s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowestSequence) }
+            state.withLock { s in
+                s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowestSequence)
+                // Left for the next open to remove; no longer counted, or writes would wait
+                // for a compaction that cannot free them.
+                for id in plan.ids { s.bytesAwaitingDeletion[id] = nil }
+            }
             throw error
         }
     }

@@ -44,6 +44,8 @@ struct StoreState: Sendable {
     var segments: [UInt32: SegmentFile] = [:]
     var usage = SegmentUsages()
     var hintBytes: [UInt32: Int64] = [:]
+    /// Compaction inputs switched out but not yet unlinked: their segment and hint bytes.
+    var bytesAwaitingDeletion: [UInt32: Int64] = [:]
     /// Appends to the active segment.
     var writer: SegmentWriter
     /// Hint files waiting to be written by the background writer, encoded there (off the lock).
@@ -311,8 +313,9 @@ struct StoreState: Sendable {
         return d
     }
 
-    /// Bytes of all segment and hint files.
+    /// Bytes of all segment and hint files, compaction inputs not yet unlinked included (the
+    /// byte limit's back-pressure counts what is on disk).
     var fileBytes: Int64 {
-        usage.values.reduce(0) { $0 + $1.fileBytes } + hintBytes.values.reduce(0, +)
+        usage.values.reduce(0) { $0 + $1.fileBytes } + hintBytes.values.reduce(0, +) + bytesAwaitingDeletion.values.reduce(0, +)
     }
 }
