@@ -183,7 +183,7 @@ import Testing
         }
         let live = s.liveBytes
         let share = Double(live) / Double(limit)
-        print("byte limit alone (50 MB, segment \(segment)): worst disk use \(worst), live \(live) (\(share) of the limit), compaction wrote \(s.statistics.compactionBytesWritten) for \(written) written")
+        print("byte limit alone (50 MB, segment \(segment)): worst disk use \(worst), live \(live) (\(share) of the limit, target \(s.statistics.liveByteTarget ?? 0)), compaction wrote \(s.statistics.compactionBytesWritten) for \(written) written")
         #expect(worst <= limit + 2 * segment)
         let stats = s.statistics
         let target = Double(stats.liveByteTarget ?? 0)

@@ -162,10 +162,16 @@ extension StoreState {
     }
 
     /// The compaction thread ended a run with at least two segments of room under the byte
-    /// limit: gives back 0.1% of the limit of an earlier cut.
+    /// limit: gives back 0.1% of the limit of an earlier cut, but only as far as live bytes
+    /// stay within 2% under the raised target. A quiet store (no writes reaching the target)
+    /// therefore keeps its target, and the documented band (live bytes between 2% under the
+    /// target and the target) holds between writes too.
     mutating func compactionKeptUp() {
-        guard let b = limits.byteLimit, liveTargetCut > 0, fileBytes <= Int64(b) - 2 * Int64(options.segmentSize) else { return }
-        liveTargetCut = max(0, liveTargetCut - Int64(b / 1000))
+        guard let b = limits.byteLimit, liveTargetCut > 0, fileBytes <= Int64(b) - 2 * Int64(options.segmentSize),
+              let target = liveByteTarget else { return }
+        let room = liveBytes * 50 / 49 - target
+        guard room > 0 else { return }
+        liveTargetCut = max(0, liveTargetCut - min(Int64(b / 1000), room))
     }
 
     /// True when disk use is past the byte limit's headroom: the writer must compact before
