@@ -18,9 +18,11 @@ import CaskFormat
 /// among the candidates; a key a removal moved within the index while the walk was between
 /// slices can be missed by it.
 extension DiskStore {
-    /// Keys walked, and candidates looked at, per slice of the lock.
-    static let entriesPerWalkSlice = 2048
-    static let evictionsPerSlice = 128
+    /// Keys walked per step of a walk (slices are bounded by time:
+    /// ``StoreStateLock/forEachInSlices(_:between:_:)``), and candidates looked at per slice of
+    /// the lock (an eviction writes a tombstone: about a microsecond).
+    static let entriesPerWalkStep = 64
+    static let evictionsPerSlice = 16
 
     /// What the compaction thread found to do for the byte limit.
     private struct AheadWork {
@@ -50,26 +52,20 @@ extension DiskStore {
     /// Walks the index in slices of the lock and keeps the candidates it finds (unless a pin
     /// changed meanwhile). Returns false when the store closed or nothing was found.
     private func findCandidatesInSlices(now: Int64) -> Bool {
-        guard let start = state.withSlice({ s -> EvictionCandidates? in
-            guard !s.isClosed, !s.index.isEmpty else { return nil }
-            let threshold = s.index.count > 8192 ? s.evictionThreshold(share: 12, now: now) : .max
-            return EvictionCandidates(threshold: threshold, takenAt: now, generation: s.candidatesGeneration)
-        }) else { return false }
+        guard let start = startWalk(now: now) else { return false }
         var list = start
-        var first = 0
-        while true {
-            let more = state.withSlice { s -> Bool in
-                guard !s.isClosed else { return false }
-                let age = s.ageLimitMilliseconds
-                s.index.forEach(in: first..<(first + Self.entriesPerWalkSlice)) { key, e in
-                    let rank = StoreState.evictionRank(e, now: now, ageLimit: age)
-                    if rank <= start.threshold { list.add(key, rank: rank) }
-                }
-                first += Self.entriesPerWalkSlice
-                return first < s.index.count
+        var closed = false
+        state.forEachInSlices(0..<Int.max) { s, chunk in
+            let first = chunk * Self.entriesPerWalkStep
+            guard !s.isClosed, first < s.index.count else { closed = s.isClosed; return false }
+            let age = s.ageLimitMilliseconds
+            s.index.forEach(in: first..<(first + Self.entriesPerWalkStep)) { key, e in
+                let rank = StoreState.evictionRank(e, now: now, ageLimit: age)
+                if rank <= start.threshold { list.add(key, rank: rank) }
             }
-            if !more { break }
+            return true
         }
+        if closed { return false }
         list.sort()
         guard list.count > 0 else { return false }
         return state.withSlice { s -> Bool in
@@ -77,6 +73,26 @@ extension DiskStore {
             s.evictionCandidates = list
             return true
         }
+    }
+
+    /// An empty candidate list with the threshold of a sample of the index (in slices of the
+    /// lock; the whole index is a candidate in a store of at most 8,192 keys); nil when the
+    /// store is closed or empty.
+    private func startWalk(now: Int64) -> EvictionCandidates? {
+        var rng = FastRandom()
+        var sample: [UInt64] = []
+        sample.reserveCapacity(StoreState.thresholdSampleSize)
+        var keys = 0, generation: UInt64 = 0
+        let taken = state.forEachInSlices(0..<StoreState.thresholdSampleSize) { s, _ in
+            guard !s.isClosed, !s.index.isEmpty else { return false }
+            keys = s.index.count
+            generation = s.candidatesGeneration
+            if keys > 8192 { sample.append(s.randomRank(&rng, now: now)) }
+            return true
+        }
+        guard taken == StoreState.thresholdSampleSize else { return nil }
+        let threshold = keys > 8192 ? StoreState.threshold(fromSample: sample, keys: keys, share: 12) : .max
+        return EvictionCandidates(threshold: threshold, takenAt: now, generation: generation)
     }
 
     /// Evicts the kept candidates, a slice of the lock at a time, until live bytes are at most

@@ -35,6 +35,8 @@ public enum CompressionPolicy: Sendable, Equatable {
 /// How a ``DiskStore`` is configured. Every field has a sensible default.
 public struct StoreOptions: Sendable {
     /// A segment is sealed and a new one started once it reaches this many bytes. 4 KiB ... 2 GiB.
+    /// A segment of 1 MiB or more is sealed in the background from 7/8 of this size, and may
+    /// reach 9/8 of it before a write seals it itself (format-spec.md, "Rollover").
     ///
     /// Unless set, it follows from the byte limit: 64 MiB without one, else
     /// ``defaultSegmentSize(byteLimit:)`` (`byteLimit / 16`, between 4 KiB and 64 MiB), so that a

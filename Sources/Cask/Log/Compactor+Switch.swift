@@ -3,8 +3,8 @@
 ///
 /// The output joins the store's segments first (it is durable under its own name by then), so
 /// that readers can follow an entry to either copy. Then the entries of kept records move to the
-/// output ``Compactor/recordsPerSlice`` at a time, each slice taken with
-/// ``StoreStateLock/withSlice(_:)`` so writers go first. Between slices writers may overwrite,
+/// output in slices bounded by time (``StoreStateLock/forEachInSlices(_:between:_:)``), so
+/// writers go first. Between slices writers may overwrite,
 /// remove or evict keys of either copy: every move checks that the entry still points at the
 /// input record it copied, and moves that record's live bytes from the input's usage to the
 /// output's, so the usage stays exact whichever copy a later write forgets. The inputs are
@@ -20,11 +20,9 @@ extension Compactor {
                                                        minimumSequence: kept[0].sequence, isCompacted: true)
                 s.hintBytes[output.file.id] = output.hintBytes
             }
-            var start = 0
-            while start < kept.count {
-                let end = min(kept.count, start + Self.recordsPerSlice)
-                state.withSlice { s in Self.move(kept, start..<end, of: listing, to: output, in: &s) }
-                start = end
+            state.forEachInSlices(kept.indices) { s, i in
+                Self.move(kept, i, of: listing, to: output, in: &s)
+                return true
             }
         }
         return state.withSlice { s in
@@ -41,39 +39,38 @@ extension Compactor {
         }
     }
 
-    /// Moves the index entries and live pin records of `kept[range]` to their output offsets,
-    /// with their live bytes (and, for entries, their count) from the input's usage to the output's.
-    private static func move(_ kept: [Kept], _ range: Range<Int>, of listing: Listing, to output: Output, in s: inout StoreState) {
+    /// Moves the index entry or live pin record of `kept[i]` to its output offset, with its live
+    /// bytes (and, for an entry, its count) from the input's usage to the output's.
+    private static func move(_ kept: [Kept], _ i: Int, of listing: Listing, to output: Output, in s: inout StoreState) {
         let out = output.file.id
-        for i in range where !kept[i].isTombstone {
-            let r = kept[i]
-            let input = listing.inputs[r.input]
-            let from = input.file.id
-            let newOffset = UInt32(output.offsets[i])
-            let size = Int64(r.size)
-            if r.isPin {
-                let key = input.withKey(of: r) { Array($0) }
-                guard var loc = s.pinRecords[key], loc.segment == from, Int(loc.offset) == r.offset,
-                      loc.sequence == r.sequence else { continue }
-                loc.segment = out
-                loc.offset = newOffset
-                s.pinRecords[key] = loc
-                s.usage.update(from) { $0.liveBytes -= size }
-                s.usage.update(out) { $0.liveBytes += size }
-                continue
-            }
-            let moved = input.withKey(of: r) { k in
-                s.index.withEntry(forKey: k) { e -> Bool in
-                    guard e.segment == from && Int(e.offset) == r.offset && e.sequence == r.sequence else { return false }
-                    e.segment = out
-                    e.offset = newOffset
-                    return true
-                } ?? false
-            }
-            if moved {
-                s.usage.update(from) { $0.liveBytes -= size; $0.liveCount -= 1 }
-                s.usage.update(out) { $0.liveBytes += size; $0.liveCount += 1 }
-            }
+        let r = kept[i]
+        guard !r.isTombstone else { return }
+        let input = listing.inputs[r.input]
+        let from = input.file.id
+        let newOffset = UInt32(output.offsets[i])
+        let size = Int64(r.size)
+        if r.isPin {
+            let key = input.withKey(of: r) { Array($0) }
+            guard var loc = s.pinRecords[key], loc.segment == from, Int(loc.offset) == r.offset,
+                  loc.sequence == r.sequence else { return }
+            loc.segment = out
+            loc.offset = newOffset
+            s.pinRecords[key] = loc
+            s.usage.update(from) { $0.liveBytes -= size }
+            s.usage.update(out) { $0.liveBytes += size }
+            return
+        }
+        let moved = input.withKey(of: r) { k in
+            s.index.withEntry(forKey: k) { e -> Bool in
+                guard e.segment == from && Int(e.offset) == r.offset && e.sequence == r.sequence else { return false }
+                e.segment = out
+                e.offset = newOffset
+                return true
+            } ?? false
+        }
+        if moved {
+            s.usage.update(from) { $0.liveBytes -= size; $0.liveCount -= 1 }
+            s.usage.update(out) { $0.liveBytes += size; $0.liveCount += 1 }
         }
     }
 

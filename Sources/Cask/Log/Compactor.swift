@@ -151,42 +151,33 @@ struct Compactor {
     // MARK: Phase 2: choose
 
     /// Keeps the records the index still points at, and the tombstones that may still hide an
-    /// older record; in sequence order. Checked under the lock in slices of
-    /// ``recordsPerSlice`` that let waiting writers in first (``StoreStateLock/withSlice(_:)``),
-    /// so a writer waits for at most one slice.
+    /// older record; in sequence order. Checked under the lock in slices bounded by time that let
+    /// waiting writers in first (``StoreStateLock/forEachInSlices(_:between:_:)``), so a writer
+    /// waits for at most one slice.
     private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) throws(CaskError) -> [Kept] {
         let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
-        var start = 0
-        while start < listing.records.count {
-            try cancellation?.check()
-            let end = min(listing.records.count, start + Self.recordsPerSlice)
-            state.withSlice { s in
-                for (n, r) in zip(start..<end, listing.records[start..<end]) {
-                    let input = listing.inputs[r.input]
-                    let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
-                    if r.isPin {
-                        if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
-                    } else if r.isTombstone {
-                        if Self.tombstoneIsNeeded(r, entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
-                            kept.append(r)
-                        } else {
-                            report.tombstonesDropped += 1
-                        }
-                    } else if let e = entry, e.segment == input.file.id, Int(e.offset) == r.offset, e.sequence == r.sequence {
-                        var live = r
-                        live.accessTime = e.accessTime
-                        kept.append(live)
-                    }
+        try state.forEachInSlices(listing.records.indices, between: { () throws(CaskError) in try cancellation?.check() }) { s, n in
+            let r = listing.records[n]
+            let input = listing.inputs[r.input]
+            let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
+            if r.isPin {
+                if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
+            } else if r.isTombstone {
+                if Self.tombstoneIsNeeded(r, entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
+                    kept.append(r)
+                } else {
+                    report.tombstonesDropped += 1
                 }
+            } else if let e = entry, e.segment == input.file.id, Int(e.offset) == r.offset, e.sequence == r.sequence {
+                var live = r
+                live.accessTime = e.accessTime
+                kept.append(live)
             }
-            start = end
+            return true
         }
         return kept.sorted { $0.sequence < $1.sequence }
     }
-
-    /// Records checked or moved per slice of the lock: a few tens of microseconds.
-    static let recordsPerSlice = 256
 
     /// A pin record is copied only while it is its key's live pin record: the newest one, and
     /// its value record still the key's entry.

@@ -126,17 +126,32 @@ extension StoreState {
     }
 
     /// A rank below which about 1/`share` of the keys lie (twice that, to be safe), from a
-    /// sample of 1,024 random entries: O(1).
+    /// sample of ``thresholdSampleSize`` random entries: O(1).
     func evictionThreshold(share: Int, now: Int64, largestFirst: Bool = false) -> UInt64 {
-        let n = index.count, age = ageLimitMilliseconds
-        guard n > 0 else { return .max }
-        let wanted = max(64, n / share)
+        guard !index.isEmpty else { return .max }
+        var rng = FastRandom()
         var sample: [UInt64] = []
-        sample.reserveCapacity(1024)
-        for _ in 0..<1024 {
-            sample.append(Self.evictionRank(index.entries[Int.random(in: 0..<n)], now: now, ageLimit: age, largestFirst: largestFirst))
+        sample.reserveCapacity(Self.thresholdSampleSize)
+        for _ in 0..<Self.thresholdSampleSize {
+            sample.append(randomRank(&rng, now: now, largestFirst: largestFirst))
         }
-        sample.sort()
-        return sample[min(1023, wanted * 1024 / n * 2 + 1)]
+        return Self.threshold(fromSample: sample, keys: index.count, share: share)
+    }
+
+    /// Entries sampled for an eviction threshold.
+    static let thresholdSampleSize = 1024
+
+    /// The eviction rank of a random entry of the (non-empty) index.
+    func randomRank(_ rng: inout FastRandom, now: Int64, largestFirst: Bool = false) -> UInt64 {
+        let e = index.entries[Int.random(in: 0..<index.count, using: &rng)]
+        return Self.evictionRank(e, now: now, ageLimit: ageLimitMilliseconds, largestFirst: largestFirst)
+    }
+
+    /// The rank below which about twice 1/`share` of `keys` keys lie, judged from `sample`.
+    static func threshold(fromSample sample: [UInt64], keys n: Int, share: Int) -> UInt64 {
+        guard !sample.isEmpty, n > 0 else { return .max }
+        let sorted = sample.sorted()
+        let wanted = max(64, n / share)
+        return sorted[min(sorted.count - 1, wanted * sorted.count / n * 2 + 1)]
     }
 }

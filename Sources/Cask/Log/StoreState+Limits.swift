@@ -111,14 +111,16 @@ extension StoreState {
                                  until: { $0.index.count <= c }, afterAWalk: { $0.index.count <= batch })
             }
             if let b = limits.byteLimit, let liveTarget = liveByteTarget {
-                if liveBytes > liveTarget {
+                let writeTarget = targetForWrites(liveTarget)
+                if liveBytes > writeTarget {
                     // From the candidates of an earlier walk, just enough; after a walk of the
                     // index, 2% below the target, so that the walk is paid once per 2% of the
                     // live set written, not per put.
-                    let batch = liveTarget - liveTarget / 50
+                    let batch = writeTarget - writeTarget / 50
                     try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true,
-                                     until: { $0.liveBytes <= liveTarget }, afterAWalk: { $0.liveBytes <= batch })
+                                     until: { $0.liveBytes <= writeTarget }, afterAWalk: { $0.liveBytes <= batch })
                 }
+                if writeFloor > 0 { writeFloor = min(writeFloor, liveBytes) }
                 // Past the low watermark the compaction thread evicts ahead, off the write
                 // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.
                 let disk = fileBytes
@@ -149,6 +151,20 @@ extension StoreState {
         let segmentBytes = max(1, fileBytes - hints)
         let full = Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
         return full - min(liveTargetCut, full / 2)
+    }
+
+    /// The live bytes a write evicts down to: the target; or, while live bytes are over a target
+    /// that fell since the last write, at most what they were then (``writeFloor``), lowered by
+    /// every eviction since. Never more than an earlier target, so never more than
+    /// `byteLimit × liveRatio`.
+    mutating func targetForWrites(_ liveTarget: Int64) -> Int64 {
+        if liveBytes <= liveTarget {
+            writeFloor = 0
+        } else if lastLiveTarget > liveTarget {
+            writeFloor = max(writeFloor, min(lastLiveTarget, liveBytes))
+        }
+        lastLiveTarget = liveTarget
+        return max(liveTarget, writeFloor)
     }
 
     /// Compaction is not reclaiming as fast as writes add: disk use passed `byteLimit +

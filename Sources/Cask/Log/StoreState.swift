@@ -78,6 +78,13 @@ struct StoreState: Sendable {
     /// Bytes taken off the byte limit's live target because compaction fell behind
     /// (``StoreState/cutLiveTarget()``).
     var liveTargetCut: Int64 = 0
+    /// While live bytes are over a live target that fell (a cut, or hint files taking a larger
+    /// share), the live bytes writes evict down to instead; 0 otherwise. A write then evicts
+    /// about what it adds, not the whole drop (2% of the limit: thousands of records), which
+    /// the compaction thread evicts in its slices (``StoreState/targetForWrites(_:)``).
+    var writeFloor: Int64 = 0
+    /// The live target at the last write's eviction check.
+    var lastLiveTarget: Int64 = 0
     /// Disk use passed `byteLimit + segmentSize / 2` and has not been back under the limit since.
     var cutThisCrossing = false
     /// Set when the limits or the garbage share call for a compaction.
@@ -130,7 +137,7 @@ struct StoreState: Sendable {
         expiry: Int64,
         now: Int64
     ) throws(CaskError) -> IndexEntry {
-        if writer.needsRollover || (writer.size >= Int64(options.segmentSize) && !writer.isEmpty) {
+        if writer.needsRollover || (writer.size >= inlineRolloverSize && !writer.isEmpty) {
             try rollover()
         }
         let header = RecordHeader(
@@ -224,11 +231,20 @@ struct StoreState: Sendable {
     /// "Rollover"); smaller ones only by the write that fills them.
     static let backgroundRolloverMinimum = 1 << 20
 
-    /// The size at which the flush thread is asked to seal the active segment: 15/16 of
+    /// The size at which the flush thread is asked to seal the active segment: 7/8 of
     /// `segmentSize` (never, below ``backgroundRolloverMinimum``). The write that reaches
-    /// `segmentSize` seals it itself if the flush thread has not yet.
+    /// ``inlineRolloverSize`` seals it itself if the flush thread has not yet.
     var backgroundRolloverSize: Int64 {
-        options.segmentSize >= Self.backgroundRolloverMinimum ? Int64(options.segmentSize - options.segmentSize / 16) : .max
+        options.segmentSize >= Self.backgroundRolloverMinimum ? Int64(options.segmentSize - options.segmentSize / 8) : .max
+    }
+
+    /// The size at which a write seals the active segment itself: `segmentSize`, or for a
+    /// segment the flush thread seals (``backgroundRolloverSize``), 9/8 of it, so that the flush
+    /// thread has a quarter of a segment's writes to get there first: a write that seals a
+    /// segment waits for its `fdatasync` (55 ms measured under compaction's I/O).
+    var inlineRolloverSize: Int64 {
+        let size = Int64(options.segmentSize)
+        return options.segmentSize >= Self.backgroundRolloverMinimum ? size + size / 8 : size
     }
 
     /// Seals the active segment and starts a new one (format-spec.md, "Rollover"): the old segment

@@ -31,20 +31,27 @@ final class StoreStateLock: Sendable {
     @inline(__always)
     func withLock<R, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
         waiting.add(1, ordering: .relaxed)
-        return try locked.withLock { s throws(E) -> R in
+        return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in
             waiting.subtract(1, ordering: .relaxed)
             if s.observer != nil { s.applyObservedUses() }
             return try body(&s)
         }
     }
 
+    /// How long a caller that finds the lock held retries before it sleeps: about two
+    /// background slices (``sliceBudgetNanoseconds``), so that a put delayed by background work
+    /// is not delayed again by the kernel's wake-up.
+    static let callerSpinNanoseconds: UInt64 = 2 * sliceBudgetNanoseconds
+
     /// Runs one slice of background work under the lock, after every caller already waiting for
-    /// it has had its turn. Keep `body` short (tens of microseconds): a caller arriving while it
-    /// runs waits for it.
+    /// it has had its turn. Keep `body` short (``sliceBudgetNanoseconds``; many items go through
+    /// ``forEachInSlices(_:between:_:)``): a caller arriving while it runs waits for it. Finding
+    /// the lock held (by a put: about a microsecond), it retries before sleeping, as callers do:
+    /// a background thread woken from the kernel for every slice did half the work.
     @inline(__always)
     func withSlice<R, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
         yieldToWaiters()
-        return try locked.withLock { s throws(E) -> R in
+        return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in
             if s.observer != nil { s.applyObservedUses() }
             return try body(&s)
         }
