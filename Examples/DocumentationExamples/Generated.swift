@@ -44,7 +44,7 @@ func example_README_2() async throws {
     try profiles.close()
 }
 
-// Sources/Cask/Cask.docc/Compaction.md, line 30
+// Sources/Cask/Cask.docc/Compaction.md, line 31
 func example_Compaction_1() throws {
     var options = StoreOptions()
     options.compaction.garbageRatio = 0.3        // compact segments that are 30% dead
@@ -177,7 +177,7 @@ func example_LimitsAndEviction_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 120
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 129
 func example_LimitsAndEviction_2() throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)

@@ -98,7 +98,7 @@ struct ModelGenerator {
 
     mutating func plainSequence(_ config: ModelConfig) -> [ModelOp] {
         let isMemory: Bool = { if case .memory = config.target { return true } else { return false } }()
-        let budget = Int(config.byteLimit.map { Double($0) * StoreLimits().liveRatio } ?? 16_000)
+        let budget = CacheModel.itemBudget(byteLimit: config.byteLimit) ?? 16_000
         return (0..<int(1...200)).map { _ in
             let key = int(0...9)
             switch int(0...99) {
@@ -125,6 +125,13 @@ struct ModelGenerator {
 
 /// The reference model: what every documented rule says the cache holds.
 struct CacheModel {
+    /// The store's item budget for the model's disk configuration (4 KiB segments).
+    static func itemBudget(byteLimit: Int?) -> Int? {
+        var o = options(segmentSize: 4096)
+        o.limits.byteLimit = byteLimit
+        return o.itemByteBudget
+    }
+
     struct Item {
         var value: Data
         var access: Int64
@@ -270,7 +277,7 @@ final class ModelRun {
         case let .put(k, size, ttl, pinned):
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
             let record = CacheModel.recordSize(k, size)
-            let budget = config.byteLimit.map { Int(Double($0) * StoreLimits().liveRatio) }
+            let budget = CacheModel.itemBudget(byteLimit: config.byteLimit)
             do {
                 if let cache = facade { try cache.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
                 else { try store.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
@@ -306,6 +313,9 @@ final class ModelRun {
             let live = model.items[k].map { !model.isGone($0) } ?? false
             if live { model.items[k]!.pinned = pinned }
             if changed != live { return "returned \(changed), model says \(live)" }
+            // A pin record is a write: past the byte limit's headroom it compacts, and
+            // compaction's sweep drops expired items.
+            if let problem = applyEvictions() { return problem }
         case let .trimToCount(n):
             try store.trim(toCount: n)
             if let problem = applyEvictions() { return problem }

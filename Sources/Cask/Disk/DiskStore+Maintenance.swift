@@ -27,7 +27,7 @@ extension DiskStore {
     }
 
     /// The writers' back-pressure under the byte limit: a write that found disk use past
-    /// `byteLimit + segmentSize` returns once it is not. While the compaction thread is
+    /// `byteLimit − 1.5 × segmentSize` (``StoreState/isOverHardLimit``) returns once it is not. While the compaction thread is
     /// compacting, it waits for the thread's passes (polling every 200 µs) instead of for its
     /// whole run; otherwise it runs one pass at a time itself. Stops when a pass reclaims
     /// nothing (nothing more can go) or the store closes.
@@ -79,7 +79,7 @@ extension DiskStore {
                 // A pass that reclaimed nothing (only tombstones that must stay) ends the run.
                 if report.bytesReclaimed <= 0 { break }
                 // Without pressure, one pass per call of the background thread is enough.
-                let underPressure = state.withLock { s in s.limits.byteLimit.map { s.fileBytes > $0 } ?? false }
+                let underPressure = state.withLock { s in s.diskBudget.map { s.fileBytes > $0 } ?? false }
                 if !force && !underPressure { break }
             }
             return total

@@ -170,7 +170,7 @@ public final class DiskStore: Sendable {
         let compressed = Compression.compress(value, policy: options.compression)
         let now = options.clock.now
         let expiry = Self.expiry(now: now, timeToLive: timeToLive)
-        if let budget = options.limits.itemByteBudget {
+        if let budget = options.itemByteBudget {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
             guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
         }

@@ -1,17 +1,19 @@
 /// The cache limits a ``DiskStore`` enforces. All optional; nil means no limit.
 ///
-/// - `byteLimit`: bytes of segment and hint files on disk. Alone it is a complete configuration:
-///   the segment size then follows from it (``StoreOptions/defaultSegmentSize(byteLimit:)``,
-///   `byteLimit / 16`). LRU eviction keeps live records (with their share of the hint files,
-///   about 40 bytes a record) at most `byteLimit × liveRatio`, and at most the live target
-///   (``StoreStatistics/liveByteTarget``): that, less up to half of it while compaction cannot
-///   keep up (LimitsAndEviction.md, "When compaction falls behind"). Once the limit is reached
-///   they stay between 2% under the target and the target (a 50 MB limit alone under random
-///   overwrites of 8 KiB values keeps about 36.3 MB). Compaction reclaims the rest, so that disk use stays
-///   at most `byteLimit + 2 × segmentSize` (1.125 × `byteLimit` with the derived segment size):
-///   the active segment and one compaction output in flight. A write that finds disk use above
-///   `byteLimit + segmentSize` returns only once it is not: it waits for the compaction
-///   thread's passes, or runs passes itself when the thread is not compacting.
+/// - `byteLimit`: bytes of segment and hint files on disk, never exceeded. Alone it is a complete
+///   configuration: the segment size then follows from it
+///   (``StoreOptions/defaultSegmentSize(byteLimit:)``, `byteLimit / 16`). The store manages disk
+///   use toward `byteLimit − 2.5 × segmentSize` (``StoreOptions/diskBudget``): the rest is room
+///   for writes while compaction catches up and for a compaction output and its hint file in
+///   flight. LRU eviction keeps live records (with their
+///   share of the hint files, about 40 bytes a record) at most `liveRatio` of the budget, and
+///   at most the live target (``StoreStatistics/liveByteTarget``): that, less up to half of it
+///   while compaction cannot keep up (LimitsAndEviction.md, "When compaction falls behind").
+///   Once the limit is reached they stay between 2% under the target and the target (a 50 MB
+///   limit alone under random overwrites of 8 KiB values keeps about 30-33 MB). Compaction
+///   reclaims the rest. A write that finds disk use above `byteLimit − 1.5 × segmentSize`
+///   returns only once it is not: it waits for the compaction thread's passes, or runs passes
+///   itself when the thread is not compacting.
 /// - `countLimit`: live items; the least recently used go first.
 /// - `ageLimit`: an item not read or written for longer than this is gone (never returned, its
 ///   bytes reclaimed later). Pinned items are exempt.
@@ -22,20 +24,14 @@ public struct StoreLimits: Sendable, Equatable {
     public var byteLimit: Int?
     public var countLimit: Int?
     public var ageLimit: Duration?
-    /// Share of `byteLimit` that live records may fill at most (0.1 ... 0.95; default 0.8); the
-    /// rest is room for garbage between compactions. Higher keeps more items but makes
+    /// Share of the disk budget (``StoreOptions/diskBudget``) that live records may fill at
+    /// most (0.1 ... 0.95; default 0.8); the rest is room for garbage between compactions. Higher keeps more items but makes
     /// compaction rewrite more: under a 50 MB limit alone, random overwrites of 8 KiB values had
     /// compaction rewrite 0.62 bytes per byte written at 0.75, 1.06 at 0.8 and 1.58 at 0.85
     /// (`LimitsTests`, 400 MB written, before the store cut its live target when compaction
-    /// falls behind; with the cut, 0.45 at 0.8, keeping 0.73 of the limit).
+    /// falls behind; with the cut, 0.45 at 0.8, keeping 0.73 of the limit; 0.57-0.66 since the
+    /// share is of the disk budget).
     public var liveRatio: Double = 0.8
-
-    /// The most bytes one item's record may take: `byteLimit × liveRatio` (nil without a byte
-    /// limit). A bigger item is refused (``CaskError/exceedsByteLimit(key:size:budget:)``)
-    /// instead of evicting everything else.
-    public var itemByteBudget: Int? {
-        byteLimit.map { Int(Double($0) * liveRatio) }
-    }
 
     public init(byteLimit: Int? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {
         self.byteLimit = byteLimit

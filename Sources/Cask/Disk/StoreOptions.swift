@@ -87,11 +87,26 @@ public struct StoreOptions: Sendable {
     /// Options with every default.
     public init() {}
 
+    /// The disk use a store manages toward under a byte limit, in bytes: `byteLimit − 2.5 ×
+    /// segmentSize` (nil without a byte limit). The rest of the limit is room for writes while
+    /// compaction catches up and for a compaction output in flight, so that disk use never
+    /// exceeds `byteLimit` (``StoreLimits``). Pure; thread-safe.
+    public var diskBudget: Int? {
+        limits.byteLimit.map { $0 - 2 * segmentSize - segmentSize / 2 }
+    }
+
+    /// The most bytes one item's record may take under a byte limit: `liveRatio` of the
+    /// ``diskBudget`` (nil without a byte limit). A bigger item is refused
+    /// (``CaskError/exceedsByteLimit(key:size:budget:)``) instead of evicting everything else.
+    public var itemByteBudget: Int? {
+        diskBudget.map { Int(Double($0) * limits.liveRatio) }
+    }
+
     /// The segment size used when ``segmentSize`` is not set, in bytes: 64 MiB without a byte
     /// limit; with one, `byteLimit / 16` rounded down to a multiple of 4 KiB, at least 4 KiB and
-    /// at most 64 MiB. A sixteenth keeps the headroom the limit allows above itself (the active
-    /// segment and one compaction output: `byteLimit + 2 × segmentSize`, see ``StoreLimits``) at
-    /// an eighth of the limit at most, and a limit of 1 GiB or more gets the 64 MiB default.
+    /// at most 64 MiB. A sixteenth keeps the headroom the store leaves under the limit (a
+    /// compaction output in flight: the disk budget is ``diskBudget``, see
+    /// ``StoreLimits``) at an eighth of the limit at most, and a limit of 1 GiB or more gets the 64 MiB default.
     /// Pure; thread-safe.
     public static func defaultSegmentSize(byteLimit: Int?) -> Int {
         guard let byteLimit else { return 64 << 20 }

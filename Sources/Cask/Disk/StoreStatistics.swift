@@ -54,7 +54,7 @@ public struct StoreStatistics: Sendable, Equatable {
     /// The live bytes the byte limit keeps now (nil without one): `byteLimit × liveRatio`,
     /// less a cut while compaction cannot keep up (``StoreLimits/liveRatio``).
     public var liveByteTarget: Int?
-    /// Writes that found disk use past `byteLimit + segmentSize` and returned only once it was
+    /// Writes that found disk use past `byteLimit − 1.5 × segmentSize` and returned only once it was
     /// not, waiting for the compaction thread's passes or compacting themselves (the writers'
     /// back-pressure when compaction falls behind; each is a slow write).
     public var compactionsOnTheWritePath = 0

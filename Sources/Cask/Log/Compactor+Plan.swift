@@ -24,7 +24,7 @@ extension Compactor {
             _ = try? s.removeExpired(now: now, tombstoneIfNeeded: true)
             s.lastExpirySweep = now
         }
-        let pressure = s.limits.byteLimit.map { s.fileBytes > $0 } ?? false
+        let pressure = s.diskBudget.map { s.fileBytes > $0 } ?? false
         let threshold = s.options.compaction.garbageRatio
         let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
         let small = Int64(s.options.segmentSize / 4)

@@ -123,15 +123,15 @@ extension StoreState {
                 if writeFloor > 0 { writeFloor = min(writeFloor, liveBytes) }
                 // Past the low watermark the compaction thread evicts ahead, off the write
                 // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.
-                let disk = fileBytes
-                if disk > Int64(b) + Int64(options.segmentSize / 2) {
+                let disk = fileBytes, budget = diskBudget ?? Int64(b)
+                if disk > budget + Int64(options.segmentSize / 2) {
                     if !cutThisCrossing { cutLiveTarget() }
                     cutThisCrossing = true
-                } else if disk <= Int64(b) {
+                } else if disk <= budget {
                     cutThisCrossing = false
                 }
                 let overLow = liveBytes > liveTarget - liveTarget / 25
-                if (disk > b || overLow) && !compactionWoken {
+                if (disk > budget || overLow) && !compactionWoken {
                     wantsCompaction = true
                     compactionWoken = true
                 }
@@ -142,14 +142,14 @@ extension StoreState {
         }
     }
 
-    /// Live bytes the byte limit allows (nil without one). Hint files grow with the live records
-    /// too (about 40 bytes each): the live share of the limit covers both, or small records
-    /// would leave compaction no room.
+    /// Live bytes the byte limit allows (nil without one): `liveRatio` of ``diskBudget``, less
+    /// the hint files' share. Hint files grow with the live records too (about 40 bytes each):
+    /// the live share covers both, or small records would leave compaction no room.
     var liveByteTarget: Int64? {
-        guard let b = limits.byteLimit else { return nil }
+        guard let budget = diskBudget else { return nil }
         let hints = hintBytes.values.reduce(0, +)
         let segmentBytes = max(1, fileBytes - hints)
-        let full = Int64(Double(b) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
+        let full = Int64(Double(budget) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
         return full - min(liveTargetCut, full / 2)
     }
 
@@ -167,7 +167,7 @@ extension StoreState {
         return max(liveTarget, writeFloor)
     }
 
-    /// Compaction is not reclaiming as fast as writes add: disk use passed `byteLimit +
+    /// Compaction is not reclaiming as fast as writes add: disk use passed `diskBudget +
     /// segmentSize / 2` (once per crossing of it, ``enforceLimits(now:written:)``) or a write
     /// had to wait for compaction. Keeps 2% of the byte limit fewer live bytes, down to half the
     /// live target: the least recently used then leave sooner, and whole old segments die
@@ -183,20 +183,29 @@ extension StoreState {
     /// therefore keeps its target, and the documented band (live bytes between 2% under the
     /// target and the target) holds between writes too.
     mutating func compactionKeptUp() {
-        guard let b = limits.byteLimit, liveTargetCut > 0, fileBytes <= Int64(b) - 2 * Int64(options.segmentSize),
+        guard let b = limits.byteLimit, let budget = diskBudget, liveTargetCut > 0, fileBytes <= budget - Int64(options.segmentSize),
               let target = liveByteTarget else { return }
         let room = liveBytes * 50 / 49 - target
         guard room > 0 else { return }
         liveTargetCut = max(0, liveTargetCut - min(Int64(b / 1000), room))
     }
 
-    /// True when disk use is past the byte limit's headroom: the writer must compact before
-    /// acknowledging more. The threshold, `byteLimit + segmentSize`, leaves room for one
-    /// compaction output in flight (not in `fileBytes` until it is switched in) within the
-    /// documented `byteLimit + 2 × segmentSize` (``StoreLimits``).
+    /// The disk use the store manages toward under a byte limit: `byteLimit − 2.5 × segmentSize`
+    /// (nil without a limit; ``StoreOptions/diskBudget``). Above it, a segment of room before
+    /// writers must wait (``isOverHardLimit``); above that, room that is not in ``fileBytes``:
+    /// a compaction output and its hint file being written (up to `segmentSize` of records,
+    /// and their hint entries).
+    var diskBudget: Int64? {
+        options.diskBudget.map { Int64($0) }
+    }
+
+    /// True when disk use is past the budget's headroom, `diskBudget + segmentSize`
+    /// (`byteLimit − 1.5 × segmentSize`): the writer must compact before acknowledging more.
+    /// Then one compaction output with its hint file (records of 100 bytes or more have hint
+    /// entries under half their size) still fits under `byteLimit` (``StoreLimits``).
     var isOverHardLimit: Bool {
-        guard let b = limits.byteLimit else { return false }
-        return fileBytes > Int64(b) + Int64(options.segmentSize)
+        guard let budget = diskBudget else { return false }
+        return fileBytes > budget + Int64(options.segmentSize)
     }
 }
 

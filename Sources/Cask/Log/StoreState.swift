@@ -85,7 +85,7 @@ struct StoreState: Sendable {
     var writeFloor: Int64 = 0
     /// The live target at the last write's eviction check.
     var lastLiveTarget: Int64 = 0
-    /// Disk use passed `byteLimit + segmentSize / 2` and has not been back under the limit since.
+    /// Disk use passed `diskBudget + segmentSize / 4` and has not been back under the budget since.
     var cutThisCrossing = false
     /// Set when the limits or the garbage share call for a compaction.
     var wantsCompaction = false
