@@ -18,6 +18,9 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     case storeLocked(path: String, ownerPID: Int32?)
     /// A file in the store does not start with Cask's magic bytes.
     case notACaskStore(file: String)
+    /// A read-only open found no store at `path` yet: the folder is missing, empty, or holds
+    /// no segment. Only a writing open creates a store.
+    case noStoreYet(path: String)
     /// A file was written by a newer format version than this build understands.
     case unsupportedFormatVersion(file: String, found: UInt32, supported: UInt32)
     /// A key was empty.
@@ -63,6 +66,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "store at \(path) is open in \(owner); close it there first"
         case let .notACaskStore(file):
             return "not a Cask store: \(file) is not Cask's (a store directory holds only LOCK, INDEX, *.cask and *.hint files); check the path"
+        case let .noStoreYet(path):
+            return "no store at \(path) yet: a read-only open reads an existing store; open it once for writing (without isReadOnly) to create it, or check the path"
         case let .unsupportedFormatVersion(file, found, supported):
             return "format version \(found) in \(file) is newer than this cask (\(supported)); upgrade cask"
         case let .readOnly(path):

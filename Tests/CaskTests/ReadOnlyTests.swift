@@ -125,11 +125,16 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
         let dir = TemporaryDirectory()
         let empty = dir.file("empty")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
-        #expect(throws: CaskError.notACaskStore(file: empty)) { try DiskStore(directory: empty, options: readOnly()) }
+        #expect(throws: CaskError.noStoreYet(path: empty)) { try DiskStore(directory: empty, options: readOnly()) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
         let missing = dir.file("missing")
-        #expect(throws: CaskError.self) { try DiskStore(directory: missing, options: readOnly()) }
+        #expect(throws: CaskError.noStoreYet(path: missing)) { try DiskStore(directory: missing, options: readOnly()) }
         #expect(!FileManager.default.fileExists(atPath: missing))
+        #expect(CaskError.noStoreYet(path: missing).description.contains("open it once for writing"))
+        let foreign = dir.file("foreign")
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: false)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: foreign + "/notes.txt"))
+        #expect(throws: CaskError.notACaskStore(file: foreign + "/notes.txt")) { try DiskStore(directory: foreign, options: readOnly()) }
     }
 
     /// A writer holds the store; a reader opens beside it, sees what was synced, and after a

@@ -12,7 +12,8 @@ extension DiskStore {
     public func metadata(forKey key: String) throws(CaskError) -> ItemMetadata? {
         let now = options.clock.now
         let found = try withUTF8(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (IndexEntry, RecordHeaderReader)? in
+            try checkKeyLength(keyBytes)
+            return try state.withLock { s throws(CaskError) -> (IndexEntry, RecordHeaderReader)? in
                 guard !s.isClosed else { throw .closed }
                 guard let e = s.index.entry(forKey: keyBytes),
                       StoreState.goneCause(e, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return nil }

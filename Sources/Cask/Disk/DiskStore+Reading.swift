@@ -18,7 +18,9 @@ extension DiskStore {
     /// removed: a damaged value is never returned). Counts as an access for LRU and age limits.
     ///
     /// The index lookup holds the store's lock; the file read (`pread`) does not.
-    /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
+    /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``;
+    ///   ``CaskError/emptyKey`` or ``CaskError/keyTooLong(length:maximum:)`` for a key no write
+    ///   accepts (a caller's bug, not a miss).
     public func value(forKey key: String) throws(CaskError) -> Data? {
         try withValue(forKey: key) { Data($0) }
     }
@@ -83,7 +85,8 @@ extension DiskStore {
     /// stands, and nothing but damage changes.
     private func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
-          try state.withLock { s throws(CaskError) -> ReadPlan in
+          try checkKeyLength(keyBytes)
+          return try state.withLock { s throws(CaskError) -> ReadPlan in
             guard !s.isClosed else { throw .closed }
             let found: IndexEntry?
             if let now { found = s.use(keyBytes, now: now) } else { found = s.index.entry(forKey: keyBytes) }

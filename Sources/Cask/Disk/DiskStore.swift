@@ -123,14 +123,21 @@ public final class DiskStore: Sendable {
     /// - Parameters:
     ///   - value: the bytes to store, 0 to `maximumValueSize` (compressed per the store's
     ///     ``CompressionPolicy``).
-    ///   - key: 1 to 1,024 bytes of UTF-8.
-    ///   - timeToLive: the item expires this long after now (never returned afterwards); nil = never.
-    ///   - isPinned: pinned items are exempt from TTL and age limits and evicted last.
+    ///   - key: 1 to 1,024 bytes of UTF-8, compared byte for byte: two `String`s Swift calls
+    ///     equal but spelled in different Unicode normal forms (`"caf\u{E9}"` and
+    ///     `"cafe\u{301}"`) are two keys in every layer. Normalise keys first if they come from
+    ///     user input.
+    ///   - timeToLive: the item expires this long after now (never returned afterwards), at
+    ///     least 1 ms; nil = never.
+    ///   - isPinned: pinned items are exempt from TTL and age limits (while pinned: unpinning
+    ///     makes the TTL count again) and evicted last.
     /// - Throws: ``CaskError/emptyKey``, ``CaskError/keyTooLong(length:maximum:)`` (over 1,024
     ///   UTF-8 bytes), ``CaskError/valueTooLarge(size:maximum:)`` (over `maximumValueSize`),
-    ///   ``CaskError/exceedsByteLimit(key:size:budget:)`` (its record alone would take more than
-    ///   `byteLimit × liveRatio`: nothing is evicted for it), ``CaskError/io(operation:path:errno:)``,
-    ///   ``CaskError/closed``. On a throw the key keeps its previous value.
+    ///   ``CaskError/invalidOption(_:)`` (a time to live under 1 ms, which no read could ever
+    ///   see), ``CaskError/exceedsByteLimit(key:size:budget:)`` (its record alone would take more
+    ///   than ``StoreOptions/itemByteBudget``: nothing is evicted for it),
+    ///   ``CaskError/io(operation:path:errno:)``, ``CaskError/closed``. On a throw the key keeps
+    ///   its previous value.
     public func setValue(
         _ value: some ContiguousBytes,
         forKey key: String,
@@ -166,6 +173,9 @@ public final class DiskStore: Sendable {
         try requireWritable()
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
+        }
+        if let timeToLive, timeToLive < .milliseconds(1) {
+            throw .invalidOption("timeToLive \(timeToLive) must be at least 1 ms (nil for no expiry)")
         }
         let compressed = Compression.compress(value, policy: options.compression)
         let now = options.clock.now

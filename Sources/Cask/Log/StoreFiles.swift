@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CaskFormat
 
 /// File-level steps that must happen in a crash-safe order (format-spec.md, "Crash safety").
@@ -49,14 +56,18 @@ enum StoreFiles {
     }
 
     /// For read-only opens: `directory` must exist and hold at least one segment file; nothing
-    /// is created. Throws ``CaskError/notACaskStore(file:)`` naming the directory otherwise (an
-    /// empty folder is not a store yet), or ``CaskError/io(operation:path:errno:)`` when it is
-    /// missing or cannot be listed.
+    /// is created. Throws ``CaskError/noStoreYet(path:)`` when it is missing or holds no
+    /// segment, ``CaskError/notACaskStore(file:)`` when it holds another program's files, or
+    /// ``CaskError/io(operation:path:errno:)`` when it cannot be listed.
     static func requireExistingStore(_ directory: String, fs: any CaskFileSystem) throws(CaskError) {
+        let names: [String]
+        do throws(CaskError) { names = try fs.contentsOfDirectory(directory) } catch {
+            if case .io(_, _, ENOENT) = error { throw .noStoreYet(path: directory) }
+            throw error
+        }
         try requireStoreDirectory(directory, fs: fs)
-        let names = try fs.contentsOfDirectory(directory)
         guard names.contains(where: { FileNames.id(in: $0, suffix: FileNames.segmentSuffix) != nil }) else {
-            throw .notACaskStore(file: directory)
+            throw .noStoreYet(path: directory)
         }
     }
 
