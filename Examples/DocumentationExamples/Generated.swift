@@ -41,7 +41,7 @@ func example_README_2() async throws {
         Profile(name: "Ada")                 // the loader: your backend call
     }
     print(profile.name)
-    try profiles.close()
+    try await profiles.close()
 }
 
 // Sources/Cask/Cask.docc/Compaction.md, line 31
@@ -141,7 +141,7 @@ func example_GettingStarted_2() async throws {
 
         let imageBytes = Data(repeating: 0, count: 2_048)
         try await cache.setData(imageBytes, forKey: "thumb:1", timeToLive: .seconds(3600))
-        try cache.close()
+        try await cache.close()
     }
     try await cacheUsers()
 }
@@ -177,7 +177,7 @@ func example_LimitsAndEviction_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 129
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 130
 func example_LimitsAndEviction_2() throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)
@@ -205,7 +205,7 @@ func example_LoadingValues_1() async throws {
     let answer = try await cache.loadedValue(forKey: "user:1", as: User.self, options: entry) { try await fetchUser(1) }
     if answer.isStale { print("served stale: \(String(describing: answer.loaderError))") }
     print(user.name, cache.loadStatistics.loads)
-    try cache.close()
+    try await cache.close()
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18

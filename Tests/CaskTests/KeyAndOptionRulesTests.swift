@@ -91,3 +91,53 @@ import Testing
         #expect(try c.value(String.self, forKey: "pinned") == nil)
     }
 }
+
+/// The facade answers what users reached through `cache.disk` for (issue 27, rule 8): keys,
+/// trims, `removeExpired`, `compact`, the async variants, and the shared cache's error.
+@Suite struct FacadeCompletenessTests {
+    @Test func trimsAndRemovalsLeaveBothLayers() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        var o = CacheOptions()
+        o.disk = options(clock: clock.wallClock)
+        let c = try CaskCache(directory: dir.path, options: o)
+        defer { try? c.close() }
+        for i in 0..<10 { try c.setValue("v\(i)", forKey: "k\(i)", isPinned: i == 0) }
+        for i in 0..<10 { _ = try c.value(String.self, forKey: "k\(i)") }   // memory copies
+        #expect(Set(c.keys()) == Set((0..<10).map { "k\($0)" }) && c.count == 10)
+        try c.trim(toCount: 5)
+        #expect(c.count == 5 && c.statistics.memoryItems <= 5)
+        #expect(try c.value(String.self, forKey: "k0") == "v0", "pinned items go last")
+        try c.setValue("short", forKey: "ttl", timeToLive: .milliseconds(5))
+        clock.advance(.milliseconds(10))
+        #expect(try c.removeExpired() == 1)
+        #expect(try c.removeAll(pinned: false) == 4)
+        #expect(c.keys() == ["k0"])
+        for k in ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"] { #expect(try c.value(String.self, forKey: k) == nil) }
+        let report = try c.compact()
+        #expect(report.bytesReclaimed > 0)
+        #expect(try c.removeAll(pinned: true) == 1 && c.count == 0)
+    }
+
+    @Test func asyncVariantsAnswerAsTheSyncOnes() async throws {
+        let dir = TemporaryDirectory()
+        let c = try CaskCache(directory: dir.path)
+        try await c.setValue(7, forKey: "k")
+        #expect(c.contains("k"))
+        #expect(try await c.setPinned(true, forKey: "k"))
+        #expect(try await c.metadata(forKey: "k")?.isPinned == true)
+        try await c.sync()
+        _ = try await c.compact()
+        try await c.close()
+        #expect(throws: CaskError.closed) { try c.setValue(8, forKey: "k") }
+    }
+
+    @Test func theSharedCacheSaysWhyItCouldNotOpen() throws {
+        // The shared cache lives in the user's cache folder; here only its contract is checked:
+        // `shared` is nil exactly when `openShared()` throws, and both answer the same instance.
+        switch Result(catching: { () throws(CaskError) in try CaskCache.openShared() }) {
+        case .success(let cache): #expect(CaskCache.shared === cache)
+        case .failure(let error): #expect(CaskCache.shared == nil && !error.description.isEmpty)
+        }
+    }
+}

@@ -161,7 +161,7 @@ struct LoadingModel {
             actual.loaderRan = ran.value > 0
             if actual != expected { return "step \(n) \(step): expected \(expected), got \(actual)" }
         }
-        try cache.close()
+        try await cache.close()
         return nil
     }
 
@@ -173,7 +173,7 @@ struct LoadingModel {
         case .set(let k, let v): try await cache.setValue(v, forKey: k); return LoadAnswer()
         case .remove(let k): try await cache.removeValue(forKey: k); return LoadAnswer()
         case .reopen:
-            try cache.close()
+            try await cache.close()
             cache = try CaskCache(directory: directory.path, options: options)
             return LoadAnswer()
         case .load(let k, let outcome):

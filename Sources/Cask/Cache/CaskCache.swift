@@ -133,9 +133,18 @@ public final class CaskCache: Sendable {
     }
 
     /// The shared default cache (`CaskCache.defaultDirectory(name: "cask")`), opened on first use.
-    /// Nil when it cannot be opened (for example, when another process holds it).
-    // `try?`: documented as nil on failure; opening reads, and a failed read changes nothing.
-    public static let shared: CaskCache? = try? CaskCache(directory: defaultDirectory(name: "cask"))
+    /// Nil when it cannot be opened (for example, when another process holds it);
+    /// ``openShared()`` says why.
+    // `try?`: documented as nil on failure, with the reason kept by `openShared()`.
+    public static var shared: CaskCache? { try? sharedOpening.get() }
+
+    /// The shared default cache (see ``shared``), or the error that kept it from opening. It is
+    /// opened once, on first use: every call answers the same instance or the same error.
+    public static func openShared() throws(CaskError) -> CaskCache { try sharedOpening.get() }
+
+    private static let sharedOpening = Result { () throws(CaskError) in
+        try CaskCache(directory: defaultDirectory(name: "cask"))
+    }
 
     func emit(_ event: CacheEvent) { options.eventHandler?(event) }
 
@@ -218,7 +227,8 @@ public final class CaskCache: Sendable {
         return removed
     }
 
-    /// Removes everything from both layers.
+    /// Removes everything from both layers, pinned items included (``removeAll(pinned:)``
+    /// removes only the pinned or only the unpinned ones).
     public func removeAll() throws(CaskError) {
         memory.removeAll()
         try disk.removeAll()
