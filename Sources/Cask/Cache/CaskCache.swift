@@ -280,6 +280,7 @@ public final class CaskCache: Sendable {
     }
 
     /// ``value(_:forKey:)`` off the caller's executor (a memory hit is answered directly).
+    @inlinable   // as the synchronous one: a memory hit specialised for `T` in the caller's module
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws(CaskError) -> T? {
         if T.self != Data.self, let cached: T = try memoryHit(forKey: key) { return cached }
         return try await Self.offload { () throws(CaskError) in try self.value(type, forKey: key) }
@@ -307,6 +308,7 @@ public final class CaskCache: Sendable {
     }
 
     /// Runs blocking disk work on a Dispatch queue, not on Swift's cooperative pool.
+    @usableFromInline
     static func offload<R: Sendable>(_ body: @escaping @Sendable () throws(CaskError) -> R) async throws(CaskError) -> R {
         let result: Result<R, CaskError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

@@ -43,9 +43,22 @@ public struct CacheEntryOptions: Sendable, Equatable {
         self.failSafeThrottle = failSafeThrottle
     }
 
+    /// Whether every option is in its range (``validate()`` says which is not).
+    @usableFromInline
+    var isValid: Bool {
+        do throws(CaskError) { try validate(); return true } catch { return false }
+    }
+
+    /// How long before the end of a fresh period of ``timeToLive`` a read starts an eager
+    /// refresh, in milliseconds; nil without ``eagerRefresh``.
+    @usableFromInline
+    var eagerLeadMilliseconds: Int64? {
+        eagerRefresh.map { Int64((Double(timeToLive.milliseconds) * (1 - $0)).rounded(.up)) }
+    }
+
     /// Throws ``CaskError/invalidOption(_:)`` naming the first option out of its range.
     func validate() throws(CaskError) {
-        guard timeToLive > .zero else { throw .invalidOption("CacheEntryOptions.timeToLive must be more than zero (got \(timeToLive))") }
+        guard timeToLive >= .milliseconds(1) else { throw .invalidOption("CacheEntryOptions.timeToLive must be at least 1 ms (got \(timeToLive))") }
         guard staleWindow >= .zero else { throw .invalidOption("CacheEntryOptions.staleWindow must not be negative (got \(staleWindow))") }
         guard timeToLiveJitter >= .zero else { throw .invalidOption("CacheEntryOptions.timeToLiveJitter must not be negative (got \(timeToLiveJitter))") }
         guard failSafeThrottle >= .zero else { throw .invalidOption("CacheEntryOptions.failSafeThrottle must not be negative (got \(failSafeThrottle))") }

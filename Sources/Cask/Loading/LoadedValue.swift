@@ -8,6 +8,13 @@ public struct LoadedValue<Value: Sendable>: Sendable {
     public var isStale: Bool
     /// When a stale value was served because the loader failed: its error.
     public var loaderError: (any Error)?
+
+    @usableFromInline
+    init(value: Value, isStale: Bool, loaderError: (any Error)? = nil) {
+        self.value = value
+        self.isStale = isStale
+        self.loaderError = loaderError
+    }
 }
 
 /// Why ``CaskCache/value(forKey:as:options:loader:)`` could not answer a value.

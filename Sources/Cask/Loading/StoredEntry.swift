@@ -10,8 +10,7 @@ struct StoredEntry<T: Sendable>: Sendable {
 
     /// Whether `now` is in the last `1 - eagerRefresh` of a fresh period of `timeToLive`.
     func isDueForEagerRefresh(at now: Int64, options: CacheEntryOptions) -> Bool {
-        guard let fraction = options.eagerRefresh, freshUntil != 0 else { return false }
-        let lead = Int64((Double(options.timeToLive.milliseconds) * (1 - fraction)).rounded(.up))
+        guard let lead = options.eagerLeadMilliseconds, freshUntil != 0 else { return false }
         return now >= freshUntil - lead
     }
 }
@@ -69,5 +68,49 @@ extension CaskCache {
         do { return try options.coder.encode(value) } catch {
             throw CaskError.coding(key: key, reason: "\(error)")
         }
+    }
+}
+
+extension CaskCache {
+    /// Under the memory shard's lock: a copy's value when it answers a get-or-load alone: a
+    /// `T`, fresh, not due for an eager refresh, and a copy that needs no word from the disk
+    /// layer (``HitRead``'s rules). Anything else is left to the full path, which reads again.
+    @usableFromInline
+    struct FreshRead<T: Sendable>: MemoryRead {
+        @usableFromInline let now: Int64
+        @usableFromInline let tracksUses: Bool
+        @usableFromInline let ageLimit: Int64
+        @usableFromInline let eagerLead: Int64?
+
+        @inlinable init(now: Int64, tracksUses: Bool, ageLimit: Int64, eagerLead: Int64?) {
+            self.now = now
+            self.tracksUses = tracksUses
+            self.ageLimit = ageLimit
+            self.eagerLead = eagerLead
+        }
+
+        @inlinable @inline(__always)
+        func read(_ item: borrowing MemoryItem, previousUse: Int64) -> (result: MemoryHit<T>, recordUse: Bool) {
+            guard let typed = item.value(as: T.self) else { return (.mismatch, false) }
+            let freshUntil = item.freshUntil != 0 ? item.freshUntil : item.expiry
+            guard freshUntil == 0 || now < freshUntil else { return (.mismatch, false) }
+            if let eagerLead, freshUntil != 0, now >= freshUntil - eagerLead { return (.mismatch, false) }
+            guard tracksUses && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) else {
+                return (.mismatch, false)
+            }
+            return (.answered(typed), true)
+        }
+    }
+
+    /// A fresh value of `key` that the memory layer answers alone for the loader API (counted
+    /// as a use, as a plain memory hit is), or nil for the full path. Nil for invalid options
+    /// too: the full path throws for them.
+    @inlinable
+    func freshMemoryHit<T: Sendable>(forKey key: String, options: CacheEntryOptions) -> T? {
+        guard options.isValid else { return nil }
+        let now = self.options.disk.clock.now
+        let reader = FreshRead<T>(now: now, tracksUses: tracksUses, ageLimit: diskAgeLimit, eagerLead: options.eagerLeadMilliseconds)
+        guard case .answered(let value)? = memory.value(forKey: key, now: now, reading: reader) else { return nil }
+        return value
     }
 }
