@@ -155,8 +155,8 @@ extension StoreState {
 
     /// The live bytes a write evicts down to: the target; or, while live bytes are over a target
     /// that fell since the last write, at most what they were then (``writeFloor``), lowered by
-    /// every eviction since. Never more than an earlier target, so never more than
-    /// `byteLimit × liveRatio`.
+    /// every eviction since. Never more than an earlier target, so never more than `liveRatio`
+    /// of the disk budget.
     mutating func targetForWrites(_ liveTarget: Int64) -> Int64 {
         if liveBytes <= liveTarget {
             writeFloor = 0
@@ -177,8 +177,8 @@ extension StoreState {
         liveTargetCut = min(liveTargetCut + Int64(b / 50), Int64(b))
     }
 
-    /// The compaction thread ended a run with at least two segments of room under the byte
-    /// limit: gives back 0.1% of the limit of an earlier cut, but only as far as live bytes
+    /// The compaction thread ended a run with at least a segment of room under the disk budget:
+    /// gives back 0.1% of the limit of an earlier cut, but only as far as live bytes
     /// stay within 2% under the raised target. A quiet store (no writes reaching the target)
     /// therefore keeps its target, and the documented band (live bytes between 2% under the
     /// target and the target) holds between writes too.
