@@ -73,7 +73,7 @@ struct Churn: ParsableCommand {
         let mib = { (b: Int) in String(format: "%.1f MiB", Double(b) / 1_048_576) }
         return "store: evicted \(s.evictionsBySize) (\(s.evictionsAhead) ahead)  compaction read \(mib(s.compactionBytesRead))"
             + " wrote \(mib(s.compactionBytesWritten))  written \(mib(s.bytesWritten))  disk \(mib(s.fileBytes))  live \(mib(s.liveBytes))"
-            + "  items \(s.itemCount)  syncs \(s.segmentSyncs)  compactions on the write path \(s.compactionsOnTheWritePath)  walks \(s.evictionWalksOnTheWritePath)"
+            + "  items \(s.itemCount)  syncs \(s.segmentSyncs)  compactions on the write path \(s.compactionsOnTheWritePath)  delayed \(s.delayedWrites)  walks \(s.evictionWalksOnTheWritePath)"
     }
 
     static func summary(_ latencies: [UInt32], seconds: Double, compactions: Int) -> String {

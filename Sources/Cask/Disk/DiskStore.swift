@@ -232,6 +232,7 @@ public final class DiskStore: Sendable {
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.sealSoon { ticker?.wake() }
         if d.flushSoon { bufferWriter?.wake() }
+        if d.delayNanoseconds > 0 { usleep(max(1, d.delayNanoseconds / 1000)) }
         if d.mustCompact {
             state.withLock { s in
                 s.cutLiveTarget()

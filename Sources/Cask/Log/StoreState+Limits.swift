@@ -199,6 +199,21 @@ extension StoreState {
         options.diskBudget.map { Int64($0) }
     }
 
+    /// How long a write waits before it returns while disk use is between `diskBudget +
+    /// segmentSize / 2` and the hard limit (`diskBudget + segmentSize`): up to
+    /// ``maximumWriteDelayNanoseconds``, in proportion to how far into that zone it is. Slowing
+    /// writers a little there lets compaction catch up before a writer must wait for a whole
+    /// pass (tens to hundreds of milliseconds of `fsync`s under load).
+    var writeDelayNanoseconds: UInt32 {
+        guard let budget = diskBudget else { return 0 }
+        let half = Int64(options.segmentSize / 2), into = fileBytes - (budget + half)
+        guard into > 0 else { return 0 }
+        return UInt32(min(Int64(Self.maximumWriteDelayNanoseconds), Int64(Self.maximumWriteDelayNanoseconds) * into / max(1, half)))
+    }
+
+    /// The longest slow-down of one write: 100 µs.
+    static let maximumWriteDelayNanoseconds: UInt32 = 100_000
+
     /// True when disk use is past the budget's headroom, `diskBudget + segmentSize`
     /// (`byteLimit − 1.5 × segmentSize`): the writer must compact before acknowledging more.
     /// Then one compaction output with its hint file (records of 100 bytes or more have hint

@@ -302,7 +302,10 @@ struct StoreState: Sendable {
         var checkCompaction = false
         /// A full buffer was handed off: the flush thread writes it outside the lock.
         var flushSoon = false
-        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon && !flushSoon }
+        /// Disk use is in the byte limit's slow-down zone: the write waits this long before it
+        /// returns (``StoreState/writeDelayNanoseconds``).
+        var delayNanoseconds: UInt32 = 0
+        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon && !flushSoon && delayNanoseconds == 0 }
     }
 
     /// Hands over what a write left to do once the lock is released. Allocates nothing when
@@ -315,7 +318,10 @@ struct StoreState: Sendable {
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
         if rolloverRequested && !sealWoken { d.sealSoon = true; sealWoken = true }
         if writer.hasPendingHandoff { d.flushSoon = true }
-        if limits.byteLimit != nil && isOverHardLimit { d.mustCompact = true }
+        if limits.byteLimit != nil {
+            if isOverHardLimit { d.mustCompact = true } else { d.delayNanoseconds = writeDelayNanoseconds }
+            if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }
+        }
         d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
         return d
     }
