@@ -177,7 +177,7 @@ func example_LimitsAndEviction_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 130
+// Sources/Cask/Cask.docc/LimitsAndEviction.md, line 137
 func example_LimitsAndEviction_2() throws {
     let store = try DiskStore(directory: NSTemporaryDirectory() + "trim-example")
     let dayAgo = Date().addingTimeInterval(-86_400)
