@@ -97,12 +97,15 @@ func crashAtRandomCalls(
         let compactionCalls = probe.callCount - before
         #expect(report.segmentsCompacted > 3 && compactionCalls > 10)
         print("compaction probe: \(compactionCalls) calls, \(report.segmentsCompacted) segments")
-        var states = 0, violations: [String] = []
+        var states = 0, violations: [String] = [], crashedCompactions = 0
         for step in 1...compactionCalls {
             let fs = SimulatedFileSystem()
             let (store, oracle) = try build(fs)
             fs.crash(afterCalls: fs.callCount + step)
-            #expect(throws: CaskError.self) { try store.compact() }
+            // The hint writer thread writes the output's hint file while the pass goes on, so a
+            // late crash point can land on its call instead: the pass then finishes (the hint
+            // is only counted as a background failure). The crash state is checked either way.
+            do { try store.compact() } catch { crashedCompactions += 1 }
             for model in SimulatedFileSystem.CrashModel.allCases {
                 states += 1
                 let rebooted = fs.reboot(model, seed: UInt64(step))
@@ -116,7 +119,8 @@ func crashAtRandomCalls(
                 try reopened.close()
             }
         }
-        print("compaction crashes: \(compactionCalls) calls, \(states) crash states, \(violations.count) violations")
+        print("compaction crashes: \(compactionCalls) calls, \(states) crash states, \(violations.count) violations, \(crashedCompactions) passes cut short")
         #expect(violations.isEmpty, "\(violations.prefix(10))")
+        #expect(crashedCompactions * 10 >= compactionCalls * 9, "only \(crashedCompactions) of \(compactionCalls) crash points cut the pass short")
     }
 }
