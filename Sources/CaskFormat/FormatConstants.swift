@@ -19,6 +19,8 @@ package enum Format {
     package static let recordHeaderSize = 40
     /// Where a record's key length (u16) lies in its header.
     package static let recordKeyLengthOffset = 30
+    /// Where a record's expiry field (i64; a tombstone's or pin record's sequence) lies in its header.
+    package static let recordExpiryOffset = 20
     package static let hintHeaderSize = 48
     /// A hint entry of versions 1 and 2, before its key (version 3: ``HintEntryCodec``).
     package static let version2HintEntrySize = 52

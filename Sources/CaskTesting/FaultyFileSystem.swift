@@ -138,4 +138,5 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
         return base.mapReadOnly(handle, length: length)
     }
     public func unmap(_ region: UnsafeRawBufferPointer) { base.unmap(region) }
+    public func releasePages(_ part: UnsafeRawBufferPointer) { base.releasePages(part) }
 }

@@ -63,6 +63,12 @@ public protocol CaskFileSystem: Sendable {
     func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer?
     /// Unmaps a region returned by ``mapReadOnly(_:length:)``.
     func unmap(_ region: UnsafeRawBufferPointer)
+    /// Lets the system take back the memory pages of a part of a region returned by
+    /// ``mapReadOnly(_:length:)`` (Linux `madvise` with `MADV_DONTNEED`): the bytes stay the
+    /// file's, and a later read of them pages them in again. A hint for compaction, which reads
+    /// each input once: without it every input page it read counts in the process's resident
+    /// memory until the input is deleted. Never fails. The default implementation does nothing.
+    func releasePages(_ part: UnsafeRawBufferPointer)
     /// Makes `destination` a second name of the file `source` (a hard link), for backups. The
     /// default implementation throws `ENOTSUP` (errno 95): callers then copy the bytes instead.
     func link(_ source: String, to destination: String) throws(CaskError)
@@ -77,6 +83,7 @@ public protocol CaskFileSystem: Sendable {
 extension CaskFileSystem {
     public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
     public func unmap(_ region: UnsafeRawBufferPointer) {}
+    public func releasePages(_ part: UnsafeRawBufferPointer) {}
     public func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {}
     public func link(_ source: String, to destination: String) throws(CaskError) {
         throw .io(operation: "link", path: destination, errno: 95)

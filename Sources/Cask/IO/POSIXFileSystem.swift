@@ -153,6 +153,16 @@ public struct POSIXFileSystem: CaskFileSystem {
         if let base = region.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), region.count) }
     }
 
+    public func releasePages(_ part: UnsafeRawBufferPointer) {
+        guard let base = part.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: base) + page - 1) & ~(page - 1)
+        let end = (Int(bitPattern: base) + part.count) & ~(page - 1)
+        guard end > start, let p = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        // Advice: a refusal leaves the pages resident and changes nothing else.
+        _ = madvise(p, end - start, MADV_DONTNEED)
+    }
+
     public func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         var done = 0
         while done < buffer.count {

@@ -11,14 +11,20 @@ extension Compactor {
     /// older record in an input deleted after the tombstone's. Keys are compared by a 64-bit
     /// hash: a collision can only keep a tombstone that could have gone, never the reverse.
     static func tombstonesSafeToDeleteInOrder(_ listing: Listing) -> [Bool] {
+        var safe = [Bool](repeating: false, count: listing.records.count)
+        let hash = { (r: Kept) in listing.inputs[r.input].withKey(of: r) { cask_hash64($0.baseAddress, $0.count, 0) } }
+        // Only keys with a tombstone matter: most passes (overwrites, no removals) list none.
+        let tombstoneKeys = Set(listing.records.lazy.filter(\.isTombstone).map(hash))
+        guard !tombstoneKeys.isEmpty else { return safe }
         var order: [(hash: UInt64, sequence: UInt64, record: Int)] = []
-        order.reserveCapacity(listing.records.count)
+        var residency = InputResidency(listing.inputs)
+        defer { residency.endPhase() }
         for (n, r) in listing.records.enumerated() {
-            let hash = listing.inputs[r.input].withKey(of: r) { cask_hash64($0.baseAddress, $0.count, 0) }
-            order.append((hash, r.sequence, n))
+            residency.read(r.input, upTo: r.offset)
+            let h = hash(r)
+            if tombstoneKeys.contains(h) { order.append((h, r.sequence, n)) }
         }
         order.sort { ($0.hash, $0.sequence) < ($1.hash, $1.sequence) }
-        var safe = [Bool](repeating: false, count: listing.records.count)
         var start = 0
         while start < order.count {
             var end = start

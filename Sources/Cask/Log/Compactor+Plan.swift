@@ -1,6 +1,10 @@
 import CaskFormat
 
 extension Compactor {
+    /// The most inputs one pass takes (a listed record names its input in 16 bits); the rest
+    /// wait for the next pass.
+    static let maximumInputs = 4096
+
     /// Which segments one pass rewrites.
     struct Plan {
         /// The inputs, in the order they are deleted: by minimum sequence, oldest first.
@@ -46,7 +50,7 @@ extension Compactor {
         candidates.sort { ($0.garbage, $1.id) > ($1.garbage, $0.id) }
         var chosen: [UInt32] = []
         var live: Int64 = 0
-        for c in candidates {
+        for c in candidates where chosen.count < Self.maximumInputs {
             if !chosen.isEmpty && live + c.live > passBytes { continue }
             chosen.append(c.id)
             live += c.live

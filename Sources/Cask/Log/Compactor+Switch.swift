@@ -20,10 +20,13 @@ extension Compactor {
                                                        minimumSequence: kept[0].sequence, isCompacted: true)
                 s.hintBytes[output.file.id] = output.hintBytes
             }
+            var residency = InputResidency(listing.inputs)
             state.forEachInSlices(kept.indices) { s, i in
+                residency.read(kept[i].input, upTo: kept[i].offset)
                 Self.move(kept, i, of: listing, to: output, in: &s)
                 return true
             }
+            residency.endPhase()
         }
         return state.withSlice { s in
             // Entries left in the inputs had no valid record to copy (damage): rare, and only
@@ -47,7 +50,7 @@ extension Compactor {
         guard !r.isTombstone else { return }
         let input = listing.inputs[r.input]
         let from = input.file.id
-        let newOffset = UInt32(output.offsets[i])
+        let newOffset = output.offsets[i]
         let size = Int64(r.size)
         if r.isPin {
             let key = input.withKey(of: r) { Array($0) }

@@ -23,67 +23,6 @@ struct Compactor {
     var cancellation: CancellationFlag? = nil
     var fs: any CaskFileSystem { options.fileSystem }
 
-    /// One input segment: mapped when the file system maps files (by the segment's own mapping,
-    /// or, when that is shorter than the sealed file, a mapping of its own), else read whole.
-    struct Input {
-        let file: SegmentFile
-        let size: Int
-        let bytes: [UInt8]?   // nil when mapped
-        let ownMapping: InputMapping?
-        func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
-            if let bytes { return try bytes.withBytes(body) }
-            return try body(mapped)
-        }
-        private var mapped: UnsafeRawBufferPointer {
-            if let ownMapping { return UnsafeRawBufferPointer(rebasing: ownMapping.bytes[0..<size]) }
-            return file.mappedBytes(at: 0, count: size)!
-        }
-        /// Runs `body` with the key of a record listed from this input (no copy).
-        func withKey<R>(of r: Kept, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-            func key(in raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-                let start = r.offset + Format.recordHeaderSize
-                let length = Int(raw.u16(r.offset + Format.recordKeyLengthOffset))
-                return UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)])
-            }
-            if let bytes { return bytes.withUnsafeBytes { body(key(in: $0)) } }
-            return body(key(in: mapped))
-        }
-
-        /// The input of `file`, `size` bytes long.
-        static func open(_ file: SegmentFile, size: Int, fs: any CaskFileSystem) throws(CaskError) -> Input {
-            if file.mappedBytes(at: 0, count: size) != nil { return Input(file: file, size: size, bytes: nil, ownMapping: nil) }
-            // The active segment was mapped for `segmentSize` bytes; its last record may end past that.
-            if size > 0, let m = fs.mapReadOnly(file.handle, length: size) {
-                return Input(file: file, size: size, bytes: nil, ownMapping: InputMapping(m, fs: fs))
-            }
-            return Input(file: file, size: size, bytes: try fs.readWholeFile(file.handle), ownMapping: nil)
-        }
-    }
-
-    /// A mapping of an input made for one pass; unmapped when the pass lets go of it.
-    // @unchecked: the mapping is read-only and immutable.
-    final class InputMapping: @unchecked Sendable {
-        let bytes: UnsafeRawBufferPointer
-        private let fs: any CaskFileSystem
-        init(_ bytes: UnsafeRawBufferPointer, fs: any CaskFileSystem) { self.bytes = bytes; self.fs = fs }
-        deinit { fs.unmap(bytes) }
-    }
-
-    /// A record chosen to survive.
-    struct Kept {
-        let sequence: UInt64
-        let input: Int
-        let offset: Int
-        let size: Int
-        let isTombstone: Bool
-        /// A pin record (kept only while it is its key's live pin record).
-        let isPin: Bool
-        /// For a tombstone: the newest sequence it hides (0 = unknown). For a pin record: the
-        /// sequence of the value record it modifies.
-        let hides: UInt64
-        var accessTime: Int64
-    }
-
     /// The records of the inputs, listed by phase 1.
     struct Listing {
         var inputs: [Input] = []
@@ -97,7 +36,7 @@ struct Compactor {
         let size: Int64
         let hintBytes: Int64
         /// The new offset of each kept record, in `kept` order.
-        let offsets: [Int64]
+        let offsets: [UInt32]
     }
 
     /// Runs one pass of `plan`. Throws on I/O failure, after removing its partial output; the
@@ -125,22 +64,26 @@ struct Compactor {
 
     // MARK: Phase 1: read
 
-    /// Reads the inputs (mapped when possible) and lists their valid records.
+    /// Reads the inputs (mapped when possible) and lists their valid records. The list grows
+    /// by an estimate of each input's record count (from the sizes seen so far), not by doubling.
     private func listRecords(of files: [SegmentFile], report: inout CompactionReport) throws(CaskError) -> Listing {
         var listing = Listing()
         for file in files {
             let size = Int(try fs.size(file.handle))
             let input = try Input.open(file, size: size, fs: fs)
             let n = listing.inputs.count
+            if report.bytesRead > 0 {
+                listing.records.reserveCapacity(listing.records.count + size * listing.records.count / report.bytesRead * 21 / 20)
+            }
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
                     listing.records.append(Kept(
-                        sequence: h.sequence, input: n, offset: offset, size: h.encodedSize,
-                        isTombstone: h.isTombstone, isPin: h.isPin,
-                        hides: h.isTombstone || h.isPin ? UInt64(bitPattern: h.expiry) : 0, accessTime: h.writeTime))
+                        sequence: h.sequence, accessTime: h.writeTime, input: n, offset: offset, size: h.encodedSize,
+                        isTombstone: h.isTombstone, isPin: h.isPin))
                     listing.maximumSequence = max(listing.maximumSequence, h.sequence)
                 }
             }
+            input.releasePages(0..<size)
             listing.inputs.append(input)
             report.bytesRead += size
             try cancellation?.check()
@@ -157,14 +100,18 @@ struct Compactor {
     private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) throws(CaskError) -> [Kept] {
         let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
+        kept.reserveCapacity(state.withLock { s in plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) } } * 21 / 20 + 16)
+        var residency = InputResidency(listing.inputs)
+        defer { residency.endPhase() }
         try state.forEachInSlices(listing.records.indices, between: { () throws(CaskError) in try cancellation?.check() }) { s, n in
             let r = listing.records[n]
             let input = listing.inputs[r.input]
+            residency.read(r.input, upTo: r.offset)
             let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
             if r.isPin {
                 if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
             } else if r.isTombstone {
-                if Self.tombstoneIsNeeded(r, entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
+                if Self.tombstoneIsNeeded(r, hides: input.hides(r), entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
                     kept.append(r)
                 } else {
                     report.tombstonesDropped += 1
@@ -176,15 +123,17 @@ struct Compactor {
             }
             return true
         }
-        return kept.sorted { $0.sequence < $1.sequence }
+        kept.sort { $0.sequence < $1.sequence }
+        return kept
     }
 
     /// A pin record is copied only while it is its key's live pin record: the newest one, and
     /// its value record still the key's entry.
     private static func isLivePin(_ r: Kept, key: [UInt8], entry: IndexEntry?, in input: Input, state s: StoreState) -> Bool {
         guard let loc = s.pinRecords[key] else { return false }
+        let target = input.hides(r)
         return loc.segment == input.file.id && Int(loc.offset) == r.offset && loc.sequence == r.sequence
-            && loc.target == r.hides && entry?.sequence == r.hides
+            && loc.target == target && entry?.sequence == target
     }
 
     /// A tombstone is dropped when a newer record of its key exists, or when nothing it could hide
@@ -192,9 +141,9 @@ struct Compactor {
     /// (or, when that is unknown, above the tombstone itself), and every older record of its key
     /// in the inputs is deleted no later than the tombstone (`olderGoFirst`), so that no crash
     /// or reader halfway through the deletions finds such a record without it.
-    private static func tombstoneIsNeeded(_ r: Kept, entry: IndexEntry?, plan: Plan, olderGoFirst: Bool) -> Bool {
+    private static func tombstoneIsNeeded(_ r: Kept, hides: UInt64, entry: IndexEntry?, plan: Plan, olderGoFirst: Bool) -> Bool {
         let superseded = entry.map { $0.sequence > r.sequence } ?? false
-        let hidesOnlyInputs = r.hides != 0 && r.hides < plan.remainingMinimumSequence
+        let hidesOnlyInputs = hides != 0 && hides < plan.remainingMinimumSequence
         return !(superseded || olderGoFirst && (hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence))
     }
 
@@ -240,12 +189,15 @@ struct Compactor {
     }
 
     /// Copies the kept records, in order, to the output; returns their new offsets.
-    private func copy(_ kept: [Kept], of listing: Listing, to writer: inout SegmentWriter) throws(CaskError) -> [Int64] {
-        var offsets: [Int64] = []
+    private func copy(_ kept: [Kept], of listing: Listing, to writer: inout SegmentWriter) throws(CaskError) -> [UInt32] {
+        var offsets: [UInt32] = []
         offsets.reserveCapacity(kept.count)
+        var residency = InputResidency(listing.inputs)
+        defer { residency.endPhase() }
         for (n, r) in kept.enumerated() {
             if n & 4095 == 4095 { try cancellation?.check() }
             let input = listing.inputs[r.input]
+            residency.read(r.input, upTo: r.offset)
             let offset = try input.withBytes { raw throws(CaskError) -> Int64 in
                 let bytes = UnsafeRawBufferPointer(rebasing: raw[r.offset..<(r.offset + r.size)])
                 guard case .record(let h) = RecordCodec.decode(bytes, at: 0) else {
@@ -253,7 +205,7 @@ struct Compactor {
                 }
                 return try writer.appendEncoded(bytes, header: h, accessTime: r.accessTime)
             }
-            offsets.append(offset)
+            offsets.append(UInt32(offset))
         }
         return offsets
     }
