@@ -303,15 +303,10 @@ public final class SimulatedFileSystem: CaskFileSystem, @unchecked Sendable {
     public func contents(of path: String) -> [UInt8]? { lock.withLock { state.names[path]?.data } }
 }
 
-/// A small deterministic random generator (SplitMix64) for reproducible crash images.
+/// A small deterministic random generator (SplitMix64) for reproducible crash images and
+/// seeded tests: the store's own sampling generator, seeded.
 public struct SplitMix: Sendable {
-    var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator: FastRandom
+    public init(seed: UInt64) { generator = FastRandom(seed: seed) }
+    public mutating func next() -> UInt64 { generator.next() }
 }

@@ -20,8 +20,19 @@ package func withStoreErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as CaskError {
-        printError("cask: \(error)")
+        printError("cask: \(message(for: error))")
         throw Exit.storeError
+    }
+}
+
+/// The message a command prints for `error`: the library's, except where that names library
+/// options a command-line user never sets.
+package func message(for error: CaskError) -> String {
+    switch error {
+    case let .noStoreYet(path):
+        return "no store at \(path) yet: nothing to read; `cask put \(path) KEY VALUE` creates one, or check the path"
+    default:
+        return "\(error)"
     }
 }
 

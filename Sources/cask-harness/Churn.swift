@@ -19,6 +19,7 @@ struct Churn: ParsableCommand {
     @Option(help: "limits.byteLimit in bytes (none by default).") var byteLimit: Int?
     @Option(help: "segmentSize in bytes (the store's default when absent).") var segmentSize: Int?
     @Option(help: "limits.liveRatio (the store's default when absent).") var liveRatio: Double?
+    @Option(help: "Churn the store in this folder and keep it (for timing its open: cask-harness footprint).") var keep: String?
 
     func validate() throws {
         try ArgumentValues.count(count, option: "--count", minimum: 1)
@@ -27,8 +28,8 @@ struct Churn: ParsableCommand {
     }
 
     func run() throws {
-        let path = (directory as NSString).appendingPathComponent("cask-churn-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(atPath: path) }   // harmless: a scratch folder
+        let path = keep ?? (directory as NSString).appendingPathComponent("cask-churn-\(UUID().uuidString)")
+        defer { if keep == nil { try? FileManager.default.removeItem(atPath: path) } }   // harmless: a scratch folder
         var options = StoreOptions()
         options.durability = .none
         options.limits.byteLimit = byteLimit

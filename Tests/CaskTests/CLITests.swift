@@ -254,5 +254,12 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["notes.txt"])
         let (status, _, err) = try runCask(["ls", dir.file("nothing-here")])
         #expect(status == 3 && err.contains("no store at"))
+        // An empty folder: the message names the command that creates a store, not library options.
+        let empty = dir.file("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        let (emptyStatus, _, emptyErr) = try runCask(["ls", empty])
+        #expect(emptyStatus == 3 && emptyErr.contains("no store at \(empty) yet") && emptyErr.contains("cask put \(empty) KEY VALUE")
+                && !emptyErr.contains("isReadOnly"), "\(emptyErr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
     }
 }

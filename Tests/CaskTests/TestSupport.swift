@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Cask
 import CaskFormat
+import CaskTesting
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -37,15 +38,9 @@ extension Duration {
 
 /// Deterministic bytes (SplitMix64), so that failures reproduce.
 struct SeededBytes {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator: SplitMix
+    init(seed: UInt64) { generator = SplitMix(seed: seed) }
+    mutating func next() -> UInt64 { generator.next() }
     /// Random bytes (incompressible).
     mutating func random(_ count: Int) -> Data {
         var bytes = [UInt8](repeating: 0, count: count)

@@ -42,6 +42,7 @@ struct ChurnReport {
         "user_bytes", "write_bytes", "cancelled_write_bytes", "write_amplification", "net_write_amplification",
         "syscall_write_bytes", "syscall_write_amplification",
         "own_bytes_written", "own_compaction_bytes_written", "own_write_amplification", "peak_rss_bytes",
+        "reopen_s", "second_close_s",
     ].joined(separator: ",")
 
     func summaryCSV() -> String {
@@ -56,7 +57,7 @@ struct ChurnReport {
                 "\(r.userBytes)", "\(r.storageWriteBytes)", "\(r.cancelledWriteBytes)", "\(r.writeAmplification)", "\(r.netWriteAmplification)",
                 "\(r.syscallWriteBytes)", "\(r.syscallWriteAmplification)",
                 optional(r.ownBytesWritten), optional(r.ownCompactionBytesWritten), optional(r.ownWriteAmplification),
-                "\(r.peakResidentBytes)",
+                "\(r.peakResidentBytes)", "\(r.reopenSeconds)", "\(r.secondCloseSeconds)",
             ]
             csv += fields.joined(separator: ",") + "\n"
         }

@@ -11,6 +11,10 @@ struct ChurnResult: Codable {
     /// The timed churn loop alone (the close after it is `closeSeconds`).
     var seconds: Double
     var closeSeconds: Double
+    /// The open of the store the churn left (filled, overwritten, cleanly closed), and its
+    /// close after one get.
+    var reopenSeconds: Double
+    var secondCloseSeconds: Double
     var putsPerSecond: Double
     var latency: LatencySummary
     var windowSummary: WindowSummary

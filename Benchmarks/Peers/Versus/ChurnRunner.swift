@@ -41,11 +41,29 @@ struct ChurnRunner {
         try store.close()
         let closeSeconds = Double(ProcessProbe.now() - closeStart) / 1e9
         let samples = sampler.stop()
+        let reopen = try reopenAndClose(directory, names)
         let writes = Writes(
             storage: ProcessProbe.storageWriteBytes() - writeBase, cancelled: ProcessProbe.cancelledWriteBytes() - cancelledBase,
             syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
-        return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, samples: samples,
-                      writes: writes, store: store)
+        return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, reopen: reopen,
+                      samples: samples, writes: writes, store: store)
+    }
+
+    /// Opens the store the churn left (after fill + overwrite, cleanly closed), reads one key
+    /// (which must be there unless a byte limit may have evicted it), and closes it again: both
+    /// timed, in seconds.
+    func reopenAndClose(_ directory: String, _ names: [String]) throws -> (open: Double, close: Double) {
+        let start = ProcessProbe.now()
+        let store = try engine.init(directory: directory, configuration: configuration)
+        let opened = ProcessProbe.now()
+        let session = try store.makeSession()
+        var buffer = [UInt8](repeating: 0, count: 128)
+        guard try session.get(names[0], into: &buffer) || configuration.byteLimit != nil else {
+            throw Runner.CheckFailed(description: "\(engine.name): key 0 missing after the reopen")
+        }
+        let closeStart = ProcessProbe.now()
+        try store.close()
+        return (Double(opened - start) / 1e9, Double(ProcessProbe.now() - closeStart) / 1e9)
     }
 
     /// The store's own count of record bytes put and compaction output, since it opened (Cask).
@@ -92,14 +110,15 @@ struct ChurnRunner {
         var own: (Int64, Int64)?
     }
 
-    func result(log: LatencyLog, seconds: Double, fillSeconds: Double, closeSeconds: Double, samples: [DiskPoint],
-                writes: Writes, store: any Engine) -> ChurnResult {
+    func result(log: LatencyLog, seconds: Double, fillSeconds: Double, closeSeconds: Double, reopen: (open: Double, close: Double),
+                samples: [DiskPoint], writes: Writes, store: any Engine) -> ChurnResult {
         let sorted = log.sortedDurations()
         let userBytes = Int64(puts) * Int64(16 + values[0].count)
         let limited = store as? CaskLimitEngine
         return ChurnResult(
             engine: engine.name, configuration: engine.configurationNote, keys: keys, puts: puts, valueBytes: values[0].count,
-            fillSeconds: fillSeconds, seconds: seconds, closeSeconds: closeSeconds, putsPerSecond: Double(puts) / seconds,
+            fillSeconds: fillSeconds, seconds: seconds, closeSeconds: closeSeconds,
+            reopenSeconds: reopen.open, secondCloseSeconds: reopen.close, putsPerSecond: Double(puts) / seconds,
             latency: LatencySummary(sorted: sorted),
             windowSummary: WindowSummary(windows: log.windows, windowMilliseconds: windowMilliseconds),
             byteLimit: limited?.byteLimit,

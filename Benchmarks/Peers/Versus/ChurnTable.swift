@@ -14,6 +14,11 @@ struct ChurnTable {
         s += "\n"
         s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / final (MiB)",
                     "limit (MiB)", "write amp. (write_bytes)", "net of cancelled", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
+        s += "\n"
+        s += table(["engine", "close after the churn (ms)", "open of that store (ms)", "its close (ms)"], results.map { r in
+            [r.engine, String(format: "%.1f", r.closeSeconds * 1000), String(format: "%.1f", r.reopenSeconds * 1000),
+             String(format: "%.1f", r.secondCloseSeconds * 1000)]
+        })
         return s
     }
 

@@ -45,7 +45,7 @@ extension CaskCache {
             guard let typed = item.value(as: T.self) else { return (.mismatch, false) }
             // A cache entry past its fresh period: plain reads answer nil (the disk says the same).
             if item.freshUntil != 0 && now >= item.freshUntil { return (.mismatch, false) }
-            if fresh && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) {
+            if item.answersAlone(now: now, previousUse: previousUse, tracksUses: fresh, ageLimit: ageLimit) {
                 return (.answered(typed), true)
             }
             return (.needsDisk(typed, item.sequence), false)

@@ -77,6 +77,14 @@ public final class CaskCache: Sendable {
             guard ObjectIdentifier(Swift.type(of: box)) == ObjectIdentifier(ValueBox<T>.self) else { return nil }
             return unsafeDowncast(box, to: ValueBox<T>.self).value
         }
+
+        /// Whether this copy answers a read at `now` without the disk layer: the cache tracks
+        /// uses (`tracksUses`), the record's expiry has not come, and the item's last use
+        /// (`previousUse`, ms) lies within the disk layer's age limit (`ageLimit` ms, 0 = none).
+        @inlinable @inline(__always)
+        func answersAlone(now: Int64, previousUse: Int64, tracksUses: Bool, ageLimit: Int64) -> Bool {
+            tracksUses && (expiry == 0 || now < expiry) && (ageLimit == 0 || now - previousUse <= ageLimit)
+        }
     }
 
     /// One value of the memory layer.

@@ -4,9 +4,11 @@ extension DiskStore {
     /// Writes sealed segments' hint files on the background queue. A hint whose segment was
     /// compacted away meanwhile is removed again.
     func writeHints(_ hints: [PendingHint]) {
-        hintQueue.async { [state, directory, options] in
+        hintQueue.async { [state, directory, options, closing] in
             for hint in hints {
                 let id = hint.segment
+                // A hint made by a scan is only a faster next open; a closing store skips it.
+                if hint.entries == nil && closing.isCancelled { continue }
                 do throws(CaskError) {
                     var made = hint.encoded()
                     if made == nil { made = try Self.scannedHint(of: id, in: state) }

@@ -351,6 +351,9 @@ public final class DiskStore: Sendable {
         compactor?.stop()
         closing.cancel()   // a running pass stops at its next step (before its output is renamed in)
         compactionLock.withLock { _ in }
+        // Hints of segments sealed in the background since the last write: written now (their
+        // entries are in memory), or the next open would have to scan those segments for them.
+        writeHints(state.withLock { s in defer { s.pendingHints = [] }; return s.pendingHints })
         hintQueue.sync {}
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }

@@ -95,7 +95,7 @@ extension CaskCache {
             let freshUntil = item.freshUntil != 0 ? item.freshUntil : item.expiry
             guard freshUntil == 0 || now < freshUntil else { return (.mismatch, false) }
             if let eagerLead, freshUntil != 0, now >= freshUntil - eagerLead { return (.mismatch, false) }
-            guard tracksUses && (item.expiry == 0 || now < item.expiry) && (ageLimit == 0 || now - previousUse <= ageLimit) else {
+            guard item.answersAlone(now: now, previousUse: previousUse, tracksUses: tracksUses, ageLimit: ageLimit) else {
                 return (.mismatch, false)
             }
             return (.answered(typed), true)

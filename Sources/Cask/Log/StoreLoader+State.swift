@@ -1,0 +1,151 @@
+import CCaskSupport
+import Logging
+import CaskFormat
+
+/// The last step of an open: the store's starting state from what recovery kept (a writer's,
+/// with an active segment, or a reader's), and the accounting it starts with.
+extension StoreLoader {
+    /// After recovery: a new active segment after every sequence number seen, and the state holding the
+    /// kept segments, the index and each segment's live bytes.
+    func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
+        // A checksummed record (or header) claiming a sequence number at the top of the space
+        // leaves none for new writes: refuse the store instead of wrapping around.
+        guard maximumSequence < UInt64.max >> 1 else {
+            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence); no sequence numbers are left for new writes")
+        }
+        let continued = try continueNewest(of: kept, listing: listing)
+        let writer: SegmentWriter
+        if let continued {
+            writer = continued
+        } else {
+            let maxID = listing.segmentIDs.last ?? 0
+            let header = SegmentHeader(
+                id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
+            writer = try SegmentWriter.start(header, in: directory, options: options)
+        }
+        var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
+        for segment in kept where segment.file.id != continued?.id {
+            // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
+            state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
+                             isCompacted: segment.header?.kind == .compacted)
+        }
+        try noteHintFiles(listing, in: &state)
+        if let continued, let newest = kept.last {
+            state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
+        }
+        state.index = index
+        trimIndex(&state)
+        state.stats = stats
+        Self.accountLiveBytes(in: &state)
+        return state
+    }
+
+    /// Open continues the newest segment when it was closed cleanly (loaded from a valid hint, so
+    /// it holds no torn tail and its hint lists every record), is a log segment of this format
+    /// version and has room: an app that opens, writes a little and closes again (a command-line
+    /// tool, an extension) then grows one segment instead of a segment and a hint per launch
+    /// (format-spec.md, "Writing protocol", "Open"). Its hint file is deleted, durably, before
+    /// anything is appended (it would no longer describe the segment); the writer starts with
+    /// the hint's entries, so the hint written at seal or close is complete again.
+    private func continueNewest(of kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> SegmentWriter? {
+        guard let newest = kept.last, newest.file.id == listing.segmentIDs.last,
+              let header = newest.header, header.kind == .log, newest.version == Format.version,
+              restoredFromSnapshot || loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
+              let hints = restoredFromSnapshot ? .continuingUnknownRecords() : try readHintBuilder(of: newest) else { return nil }
+        let path = newest.file.path
+        let handle = try fs.open(path, mode: .appendOrCreate)
+        let file = SegmentFile(id: newest.file.id, path: path, handle: handle, fileSystem: fs, mapLength: options.segmentSize)
+        try fs.remove(FileNames.join(directory, FileNames.hint(newest.file.id)))
+        try fs.syncDirectory(directory)
+        return SegmentWriter(file: file, size: newest.size, bufferCapacity: options.writeBufferSize, hints: hints)
+    }
+
+    /// The hint entries of a segment, as a builder for the writer that continues it; nil when
+    /// the hint is gone or invalid (the segment is then sealed, not continued). A failed read throws.
+    private func readHintBuilder(of segment: Loaded) throws(CaskError) -> HintBuilder? {
+        let path = FileNames.join(directory, FileNames.hint(segment.file.id))
+        guard let handle = try fs.openIfPresent(path) else { return nil }
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
+    }
+
+    /// Trims the index's arrays to their counts; when that freed memory (an open from hint files
+    /// sizes the index for every hinted record, overwritten ones included), gives the heap's free
+    /// pages back to the system.
+    private func trimIndex(_ state: inout StoreState) {
+        let before = state.index.memoryBytes
+        state.index.trimExcessCapacity()
+        if state.index.memoryBytes < before - (1 << 20) { cask_release_free_heap() }
+    }
+
+    /// Records the sizes of the hint files of `state`'s segments (file bytes, backups, listings).
+    /// A hint file that cannot be opened or measured throws: the byte limit counts it.
+    private func noteHintFiles(_ listing: StoreDirectory, in state: inout StoreState) throws(CaskError) {
+        for id in listing.hintIDs where state.segments[id] != nil {
+            guard let h = try fs.openIfPresent(listing.hintPath(id)) else { continue }
+            defer { fs.close(h) }
+            state.hintBytes[id] = try fs.size(h)
+        }
+    }
+
+    /// Read-only: the state over the kept segments, whose writer stands for the newest one (it
+    /// is never written: the store refuses writes).
+    func startReadOnlyState(with kept: [Loaded], opened: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
+        guard let newest = kept.last ?? opened.last else { throw .notACaskStore(file: directory) }
+        let writer = SegmentWriter(file: newest.file, size: newest.size, bufferCapacity: 16)
+        var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
+        for segment in kept {
+            state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
+                             isCompacted: segment.header?.kind == .compacted)
+        }
+        try noteHintFiles(listing, in: &state)
+        state.index = index
+        trimIndex(&state)
+        state.stats = stats
+        Self.accountLiveBytes(in: &state)
+        return state
+    }
+
+    /// Per-segment live bytes and counts, summed in arrays indexed by segment id (from the
+    /// lowest), or by a slot per segment when the ids span more than 65,536.
+    static func accountLiveBytes(in state: inout StoreState) {
+        // Summed per segment in an array indexed by segment id (entries of a churned store
+        // alternate between segments: a dictionary update per entry was a tenth of the open).
+        let ids = Array(state.usage.keys)
+        guard let low = ids.min(), let high = ids.max() else { return }
+        let dense = high - low < 1 << 16
+        let slots = dense ? [:] : Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        let slot = { (id: UInt32) -> Int? in dense ? (id >= low && id <= high ? Int(id - low) : nil) : slots[id] }
+        var bytes = [Int64](repeating: 0, count: dense ? Int(high - low) + 1 : ids.count)
+        var counts = [Int](repeating: 0, count: bytes.count)
+        var expiring = 0, total: Int64 = 0
+        for entry in state.index.entries {
+            let size = Int64(entry.recordSize)
+            if let n = slot(entry.segment) { bytes[n] += size; counts[n] += 1 }
+            total += size
+            if entry.expiry != 0 { expiring += 1 }
+        }
+        for id in ids {
+            guard let n = slot(id) else { continue }
+            state.usage[id]?.liveBytes += bytes[n]
+            state.usage[id]?.liveCount += counts[n]
+        }
+        state.liveBytes += total
+        state.expiringCount += expiring
+    }
+
+    /// Step 7: tombstones for the keys the salvage rule dropped, synced, so that an older record
+    /// of theirs can never come back.
+    func tombstone(_ dropped: [String], in state: inout StoreState) throws(CaskError) {
+        guard !dropped.isEmpty else { return }
+        let now = options.clock.now
+        for key in dropped {
+            try withKeyBytes(key) { keyBytes throws(CaskError) in
+                let entry = try state.appendTombstone(forKey: keyBytes, hiding: 0, now: now)
+                state.install(entry, forKey: keyBytes)
+            }
+        }
+        try state.syncActive()
+    }
+}
