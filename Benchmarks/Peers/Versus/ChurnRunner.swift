@@ -41,12 +41,13 @@ struct ChurnRunner {
         try store.close()
         let closeSeconds = Double(ProcessProbe.now() - closeStart) / 1e9
         let samples = sampler.stop()
+        let peakResident = ProcessProbe.peakResidentBytes()   // the fill and the churn (not the reopen)
         let reopen = try reopenAndClose(directory, names)
         let writes = Writes(
             storage: ProcessProbe.storageWriteBytes() - writeBase, cancelled: ProcessProbe.cancelledWriteBytes() - cancelledBase,
             syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
         return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, reopen: reopen,
-                      samples: samples, writes: writes, store: store)
+                      samples: samples, writes: writes, store: store, peakResident: peakResident)
     }
 
     /// Opens the store the churn left (after fill + overwrite, cleanly closed), reads one key
@@ -111,7 +112,7 @@ struct ChurnRunner {
     }
 
     func result(log: LatencyLog, seconds: Double, fillSeconds: Double, closeSeconds: Double, reopen: (open: Double, close: Double),
-                samples: [DiskPoint], writes: Writes, store: any Engine) -> ChurnResult {
+                samples: [DiskPoint], writes: Writes, store: any Engine, peakResident: Int64) -> ChurnResult {
         let sorted = log.sortedDurations()
         let userBytes = Int64(puts) * Int64(16 + values[0].count)
         let limited = store as? CaskLimitEngine
@@ -129,7 +130,7 @@ struct ChurnRunner {
             syscallWriteBytes: writes.syscall, syscallWriteAmplification: Double(writes.syscall) / Double(userBytes),
             ownBytesWritten: writes.own?.0, ownCompactionBytesWritten: writes.own?.1,
             ownWriteAmplification: writes.own.map { Double($0.0 + $0.1) / Double(userBytes) },
-            peakResidentBytes: ProcessProbe.peakResidentBytes(),
+            peakResidentBytes: peakResident,
             windows: log.windows, curve: LatencySummary.curve(sorted), diskSamples: samples)
     }
 
