@@ -235,6 +235,11 @@ def read_store(directory):
     epoch = max([i for i, (_, h) in segments.items() if h and h["clears_older"]], default=None)
     if epoch is not None:
         segments = {i: s for i, s in segments.items() if i >= epoch}
+    # Log segments holding only their header (and clearing nothing) hold no record: skipped
+    # (spec step 2), so the newest log segment for the torn-tail rule is the one before a
+    # segment prepared for a rollover (spec "Rollover", step 6).
+    segments = {i: s for i, s in segments.items()
+                if not (s[1] and s[1]["kind"] == 1 and not s[1]["clears_older"] and len(s[0]) == SEGMENT_HEADER)}
     order = sorted(segments)
     last_log = max([i for i in order if segments[i][1] is None or segments[i][1]["kind"] == 1], default=None)
 

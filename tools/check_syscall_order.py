@@ -6,7 +6,10 @@ consistency rules (format-spec.md, "Writing protocol" and "Compaction"):
    before any segment is unlinked or any record written to a new segment;
 2. a new segment file's directory entry is fsynced before any record (after its header) is
    appended to it;
-3. no segment is unlinked while a renamed compaction output is not yet durable.
+3. no segment is unlinked while a renamed compaction output is not yet durable;
+4. no record is written to a log segment while a lower-numbered segment has writes not yet
+   fsynced (a sealed segment is durable before anything is appended to the next one, also when
+   it is sealed behind the gate of a background rollover).
 
 The index snapshot (`INDEX`, written at a clean close) is exempt from rule 1 by design: it is
 never synced, and open checks it against the segments (format-spec.md, "Index snapshot").
@@ -80,6 +83,9 @@ for c, entry_path in calls:
                 checked["segment_writes"] += 1
                 if path in need_dir_sync:
                     violations.append(f"record written to {path} before its directory entry was fsynced")
+                older = sorted(p for p in dirty if p.endswith(".cask") and p < path)
+                if older:
+                    violations.append(f"record written to {path} while {older} had unsynced writes")
     elif c.startswith(("fsync(", "fdatasync(")):
         path = renamed.get(entry_path, entry_path)
         if path == store:

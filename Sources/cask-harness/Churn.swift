@@ -2,6 +2,7 @@ import ArgumentParser
 import Cask
 import CaskToolSupport
 import Foundation
+import CaskBaselines
 
 /// `cask-harness churn`: the steady state of a cache. Fills `--count` keys, then overwrites random
 /// keys `--ops` times with every put timed, the store full, evicting and compacting; prints the
@@ -42,18 +43,24 @@ struct Churn: ParsableCommand {
             for i in 0..<count { try store.setValue(values[i & 63], forKey: keys[i]) }
             var latencies = [UInt32](repeating: 0, count: ops)
             var rng = XorShift(seed: 0x9E37_79B9_7F4A_7C15)   // not the system generator: a syscall per key
+            var slow: [(UInt64, UInt64)] = []   // puts over 10 ms: (start, end)
+            let watch = StallWatch()
             let start = DispatchTime.now().uptimeNanoseconds
             for n in 0..<ops {
                 let key = keys[Int(rng.next() % UInt64(count))]
-                let t = DispatchTime.now().uptimeNanoseconds
+                let t = StallWatch.now()
                 try store.setValue(values[n & 63], forKey: key)
-                latencies[n] = UInt32(clamping: DispatchTime.now().uptimeNanoseconds - t)
+                let end = StallWatch.now()
+                latencies[n] = UInt32(clamping: end - t)
+                if end - t > 10_000_000 { slow.append((t, end)) }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            watch.stop()
             let stats = store.statistics
             try store.close()
             print(Self.summary(latencies, seconds: seconds, compactions: stats.compactions))
             print(Self.work(stats))
+            print("machine: \(watch.count) late wake-ups of a 1 ms timer thread (>= 5 ms late); \(watch.overlapping(slow)) of the \(slow.count) puts over 10 ms overlap one")
         }
     }
 

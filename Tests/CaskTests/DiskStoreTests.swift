@@ -188,7 +188,12 @@ import Testing
         try store.close()
         let calls = fs.writebacksAndSyncs.withLock { $0 }
         let writebacks = calls.filter { $0.1 >= 0 }
-        #expect(writebacks.count >= 3, "\(writebacks.count) writebacks for 38 MiB")
+        // The buffer writer thread makes the requests outside the lock: requests it has not
+        // made yet merge, and one still waiting at a seal goes with it (the seal syncs those
+        // bytes anyway), so under load (CI: one request of 9.4 MB) there are fewer than one
+        // per 8 MiB. At least one is made, of at least a chunk, and none overlaps another.
+        let requested = writebacks.reduce(Int64(0)) { $0 + $1.2 }
+        #expect(requested >= SegmentWriter.writebackChunk, "\(requested) bytes in \(writebacks.count) writebacks for 38 MiB")
         var nextStart: [Int32: Int64] = [:]   // per file: where the next writeback may begin
         for (fd, offset, count) in calls {
             if offset < 0 { continue }

@@ -44,9 +44,19 @@ struct ChurnResult: Codable {
     /// (ownBytesWritten + ownCompactionBytesWritten) / userBytes.
     var ownWriteAmplification: Double?
     var peakResidentBytes: Int64
+    /// Late wake-ups of a 1 ms timer thread during the churn, and how many puts over 10 ms
+    /// overlapped one (CaskBaselines.StallWatch): those waited for the machine.
+    var machineStalls: MachineStalls?
     /// Puts completed in each window of `windowSummary.windowMilliseconds`, from the churn's start.
     var windows: [UInt32]
     /// The latency distribution, for the tail plot.
     var curve: [LatencyPoint]
     var diskSamples: [DiskPoint]
+}
+
+/// What `StallWatch` saw during a churn.
+struct MachineStalls: Codable {
+    var lateWakeUps: Int
+    var slowPuts: Int
+    var slowPutsInStalls: Int
 }

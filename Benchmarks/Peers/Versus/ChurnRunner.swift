@@ -1,3 +1,4 @@
+import CaskBaselines
 import Foundation
 import PeerEngines
 
@@ -33,8 +34,11 @@ struct ChurnRunner {
         let origin = ProcessProbe.now()
         let sampler = DiskSampler(directory: directory, intervalNanoseconds: windowNanoseconds, origin: origin, writeBase: writeBase)
         sampler.start()
+        let watch = StallWatch()
         let log = try churn(session, names, origin: origin)
         let seconds = Double(ProcessProbe.now() - origin) / 1e9
+        watch.stop()
+        let machine = MachineStalls(lateWakeUps: watch.count, slowPuts: log.slowPuts.count, slowPutsInStalls: watch.overlapping(log.slowPuts))
         try session.flush()
         let own = ownWrites(store).flatMap { now in ownBase.map { (now.0 - $0.0, now.1 - $0.1) } }
         let closeStart = ProcessProbe.now()
@@ -46,8 +50,10 @@ struct ChurnRunner {
         let writes = Writes(
             storage: ProcessProbe.storageWriteBytes() - writeBase, cancelled: ProcessProbe.cancelledWriteBytes() - cancelledBase,
             syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
-        return result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, reopen: reopen,
-                      samples: samples, writes: writes, store: store, peakResident: peakResident)
+        var r = result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, reopen: reopen,
+                       samples: samples, writes: writes, store: store, peakResident: peakResident)
+        r.machineStalls = machine
+        return r
     }
 
     /// Opens the store the churn left (after fill + overwrite, cleanly closed), reads one key

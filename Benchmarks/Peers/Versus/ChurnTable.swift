@@ -10,7 +10,8 @@ struct ChurnTable {
         guard let first = results.first else { return "No results.\n" }
         var s = "Churn measured \(date) on \(machine): \(first.keys) keys filled, then \(first.puts) random overwrites, "
         s += "16-byte keys, \(first.valueBytes)-byte values, no sync, one thread, every put timed.\n\n"
-        s += table(["engine", "puts/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "> 1 ms", "> 10 ms"], results.map(latencyRow))
+        s += table(["engine", "puts/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "> 1 ms", "> 10 ms",
+                    "machine stalls (puts > 10 ms in one)"], results.map(latencyRow))
         s += "\n"
         s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / final (MiB)",
                     "limit (MiB)", "write amp. (write_bytes)", "net of cancelled", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
@@ -25,7 +26,8 @@ struct ChurnTable {
     func latencyRow(_ r: ChurnResult) -> [String] {
         let l = r.latency
         return [r.engine, rate(r.putsPerSecond), time(l.p50), time(l.p90), time(l.p99), time(l.p999), time(l.p9999), time(l.max),
-                "\(l.over1ms)", "\(l.over10ms)"]
+                "\(l.over1ms)", "\(l.over10ms)",
+                r.machineStalls.map { "\($0.lateWakeUps) (\($0.slowPutsInStalls) of \($0.slowPuts))" } ?? "–"]
     }
 
     func diskRow(_ r: ChurnResult) -> [String] {

@@ -11,6 +11,8 @@ struct LatencyLog {
     private(set) var windows: [UInt32]
     let windowNanoseconds: UInt64
     let origin: UInt64
+    /// Puts over 10 ms: (start, end), to set against the machine's stalls (StallWatch).
+    private(set) var slowPuts: [(UInt64, UInt64)] = []
 
     /// A log for up to `capacity` puts, windows of `windowNanoseconds` counted from `origin`.
     init(capacity: Int, windowNanoseconds: UInt64, origin: UInt64, expectedSeconds: Double = 600) {
@@ -19,6 +21,7 @@ struct LatencyLog {
         self.origin = origin
         windows = []
         windows.reserveCapacity(Int(expectedSeconds * 1e9 / Double(windowNanoseconds)))
+        slowPuts.reserveCapacity(1024)
     }
 
     /// Records one put that ran from `start` to `end` (monotonic nanoseconds).
@@ -26,6 +29,7 @@ struct LatencyLog {
     mutating func record(start: UInt64, end: UInt64) {
         durations[count] = UInt32(clamping: end &- start)
         count += 1
+        if end &- start > 10_000_000 { slowPuts.append((start, end)) }
         let window = Int((end &- origin) / windowNanoseconds)
         while windows.count <= window { windows.append(0) }
         windows[window] &+= 1

@@ -62,13 +62,19 @@ extension DiskStore {
     /// sync thread's, at most once per interval). Arms the compaction thread when the active
     /// segment became worth sealing. Returns false once the store is closed.
     func backgroundTick() -> Bool {
-        let (open, worthSealing, seal, claimed) = state.withLock { s -> (Bool, Bool, Bool, ClaimedWrite?) in
-            guard !s.isClosed else { return (false, false, false, nil) }
+        let (open, worthSealing, seal, claimed, due, prepare) = state.withLock { s -> (Bool, Bool, Bool, ClaimedWrite?, (file: SegmentFile, range: Range<Int64>)?, Bool) in
+            guard !s.isClosed else { return (false, false, false, nil, nil, false) }
+            // The hint writer syncs a sealed segment (``writeHints(_:)``): once it has, the gate
+            // opens here, and what waited behind it is written below.
+            if let gate = s.writer.predecessor, gate.isDurable { s.writer.predecessor = nil }
             // The buffer is handed off and written outside the lock. While the buffer writer is
             // writing an earlier handoff, nothing waits for it under the lock: the deadline
             // flush comes again. After a failed write, the flush here cuts it off and retries.
             var claimed: ClaimedWrite?
-            if let h = s.writer.claimHandoff() {
+            if s.writer.isGated {
+                // Nothing of the active segment is written before the sealed one is durable:
+                // the flush thread opens the gate (``sealInBackground()``).
+            } else if let h = s.writer.claimHandoff() {
                 claimed = ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs)
             } else if s.writer.handoff == nil || s.writer.needsTruncate {
                 do throws(CaskError) { try s.flush() } catch {
@@ -76,22 +82,26 @@ extension DiskStore {
                     options.logger.warning("background flush failed: \(error)")
                 }
             }
-            return (true, s.activeIsWorthSealing, s.rolloverRequested, claimed)
+            return (true, s.activeIsWorthSealing, s.rolloverRequested, claimed, s.writer.takeWritebackDue(), s.wantsPreparedSegment)
         }
+        requestWriteback(due)
         if let claimed { writeOutsideLock(claimed) }
         if worthSealing { compactor?.arm() }
-        if seal { sealInBackground() }
+        if seal { sealInBackground() } else if prepare { prepareReporting() }
         return open
     }
 
     /// Called by the buffer writer thread when a put handed off a full buffer: writes it outside
     /// the lock. Returns false once the store is closed.
+    /// Also makes a writeback request a put noted (``SegmentWriter/startWritebackOfFlushedBytes()``).
     func writeHandedOffBuffer() -> Bool {
-        let claimed = state.withLock { s -> (open: Bool, write: ClaimedWrite?) in
-            guard !s.isClosed else { return (false, nil) }
-            guard s.writer.hasPendingHandoff, let h = s.writer.claimHandoff() else { return (true, nil) }
-            return (true, ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs))
+        let claimed = state.withLock { s -> (open: Bool, write: ClaimedWrite?, due: (file: SegmentFile, range: Range<Int64>)?) in
+            guard !s.isClosed else { return (false, nil, nil) }
+            let due = s.writer.takeWritebackDue()
+            guard s.writer.hasPendingHandoff, let h = s.writer.claimHandoff() else { return (true, nil, due) }
+            return (true, ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs), due)
         }
+        requestWriteback(claimed.due)
         if let write = claimed.write { writeOutsideLock(write) }
         return claimed.open
     }
@@ -100,25 +110,41 @@ extension DiskStore {
     /// write is counted and logged; the next flush under the lock cuts it off and writes again.
     private func writeOutsideLock(_ w: ClaimedWrite) {
         w.handoff.write(to: w.handle, fs: w.fs)
-        state.withLock { s in
+        let due = state.withLock { s in
             s.writer.finishHandoff(w.handoff)
             if let error = w.handoff.error {
                 s.stats.backgroundFailures += 1
                 options.logger.warning("background write failed: \(error)")
             }
+            return s.writer.takeWritebackDue()
         }
+        requestWriteback(due)
     }
 
-    /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"):
-    /// its bytes are synced outside the lock first, so that the rollover, in one slice of the
-    /// lock, syncs only what came since and creates the next segment. A failure is counted and
-    /// logged; the write that fills the segment then seals it itself.
+    /// Asks the OS to start writing flushed bytes back (``SegmentWriter/startWritebackOfFlushedBytes()``),
+    /// outside the lock: the request can wait for the device's queue.
+    func requestWriteback(_ due: (file: SegmentFile, range: Range<Int64>)?) {
+        guard let due else { return }
+        due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count))
+    }
+
+    /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"),
+    /// with no `fdatasync` under the lock or on this thread: the next segment is created outside
+    /// the lock (unless it was already, ``prepareNextSegment()``) and the buffered records
+    /// written; in one slice of the lock the next segment becomes active behind a shut gate.
+    /// The hint writer then syncs the sealed segment before writing its hint, and the next tick
+    /// opens the gate (and, once the new segment is half full, prepares the one after it). Where the gate cannot be used
+    /// (writes wait for a sync), the slice seals with a sync as ``StoreState/rollover()`` does.
+    /// A failure is counted and logged; the write that fills the segment then seals it itself. A
+    /// failed sync of the sealed segment keeps the gate shut: every later write that needs it
+    /// throws that error, until the store is reopened.
     private func sealInBackground() {
         do throws(CaskError) {
-            try state.syncActiveOutsideLock()
+            try prepareNextSegment()
+            writeBufferOutsideLock()   // what the switch writes under the lock is then short
             let deferred = try state.withSlice { s throws(CaskError) -> StoreState.Deferred in
                 guard !s.isClosed, s.rolloverRequested else { return StoreState.Deferred() }
-                try s.rollover()
+                if try s.rolloverBehindGate() == nil { try s.rollover() }
                 return s.takeDeferred()
             }
             if !deferred.isEmpty { finish(deferred) }
@@ -126,6 +152,35 @@ extension DiskStore {
             state.withLock { $0.stats.backgroundFailures += 1 }
             options.logger.warning("background rollover failed: \(error)")
         }
+    }
+
+    /// ``prepareNextSegment()``, a failure counted and logged (the rollover then creates the
+    /// segment itself).
+    private func prepareReporting() {
+        do throws(CaskError) { try prepareNextSegment() } catch {
+            state.withLock { $0.stats.backgroundFailures += 1 }
+            options.logger.warning("could not prepare the next segment: \(error)")
+        }
+    }
+
+    /// Hands the active segment's buffered records to the OS outside the lock (nothing when the
+    /// buffer writer thread is writing a handoff already, or the gate is shut).
+    private func writeBufferOutsideLock() {
+        let claimed = state.withLock { s in
+            s.writer.claimHandoff().map { ClaimedWrite(handoff: $0, handle: s.writer.file.handle, fs: s.writer.fs) }
+        }
+        if let claimed { writeOutsideLock(claimed) }
+    }
+
+    /// Creates the next log segment outside the lock, durable with its directory entry, and
+    /// keeps it for the rollover (``StoreState/reserveNextSegment()``). One that came too late
+    /// (a write sealed the segment first) is removed again.
+    func prepareNextSegment() throws(CaskError) {
+        let reserved = state.withLock { s in s.reserveNextSegment().map { ($0, s.writer.id) } }
+        guard let (header, follows) = reserved else { return }
+        let file = try StoreFiles.createSegment(header, in: directory, fs: options.fileSystem, mapLength: options.segmentSize)
+        if state.withLock({ $0.adoptPrepared(file, header: header, follows: follows) }) { return }
+        try options.fileSystem.remove(file.path)   // its descriptor closes with `file`
     }
 
     /// Called by the sync thread of `.interval(d)`, at least `d` after its previous run: flushes

@@ -10,6 +10,9 @@ extension DiskStore {
                 // A hint made by a scan is only a faster next open; a closing store skips it.
                 if hint.entries == nil && closing.isCancelled { continue }
                 do throws(CaskError) {
+                    // A hint must not outlive its segment's records: written once they are
+                    // durable (a failed sync is reported by the flush thread, which saw it first).
+                    try hint.after?.sync()
                     var made = hint.encoded()
                     if made == nil { made = try Self.scannedHint(of: id, in: state) }
                     guard let bytes = made else { continue }

@@ -359,6 +359,10 @@ public final class DiskStore: Sendable {
             guard !s.isClosed else { return }
             try s.syncActive()
             s.installDurable(now: s.options.clock.now)
+            do throws(CaskError) { try s.discardPrepared() } catch {
+                // Only a header: the next open removes it.
+                s.options.logger.warning("could not remove the unused next segment: \(error)")
+            }
             // The snapshot stands for the active segment's hint; without it, the hint is written.
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true

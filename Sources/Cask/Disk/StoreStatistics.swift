@@ -49,6 +49,9 @@ public struct StoreStatistics: Sendable, Equatable {
     /// of the key lay outside the evicted record's segment (format-spec.md, "Eviction without a
     /// tombstone"). The others each appended a tombstone record.
     public var evictionsWithoutTombstone = 0
+    /// Rollovers that made a prepared segment active behind a gate (format-spec.md,
+    /// "Rollover"); for tests that must know they reached that path.
+    package var rolloversBehindGate = 0
     /// Compaction passes run.
     public var compactions = 0
     /// The live bytes the byte limit keeps now (nil without one): `byteLimit × liveRatio`,

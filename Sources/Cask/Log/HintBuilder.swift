@@ -110,6 +110,9 @@ struct PendingHint: Sendable {
     let entries: HintBuilder?
     /// Bytes of the sealed segment.
     let segmentSize: Int64
+    /// The sync the segment still owes after a background seal: its hint is written only once
+    /// the segment is durable.
+    var after: PredecessorSync? = nil
 
     /// The hint file's bytes, or nil when the segment must be scanned instead.
     func encoded() -> [UInt8]? {

@@ -1,12 +1,18 @@
 /// Writing behind the lock: a full write buffer of the active segment goes to the flush thread,
 /// which writes it outside the store's lock, while appends go on into the spare buffer
-/// (format-spec.md, "Writing protocol"). One handoff at a time: when the next buffer fills
-/// before the flush thread has written the last, the appending thread writes both itself.
+/// (format-spec.md, "Writing protocol"). One handoff at a time: while the flush thread writes
+/// the last, the next buffer grows, up to ``maximumBufferFactor`` write buffers; only past that
+/// does the appending thread write both itself.
 extension SegmentWriter {
     /// Makes room for the next record: hands the full buffer to the flush thread when nothing
-    /// else is handed off, else writes it here (``flush()``).
+    /// else is handed off; lets it grow while something is (or while the gate is shut, up to
+    /// ``maximumBufferFactor`` write buffers); else writes it here (``flush()``, which opens
+    /// a shut gate first).
     mutating func makeRoom() throws(CaskError) {
+        let mayGrow = buffer.count < bufferCapacity * Self.maximumBufferFactor
+        if isGated { return mayGrow ? () : try flush() }
         if writesBehind { completeHandoffIfWritten() }
+        if writesBehind && handoff != nil && !needsTruncate && mayGrow { return }
         guard writesBehind && handoff == nil && !needsTruncate else { return try flush() }
         handOffBuffer()
     }
@@ -25,7 +31,7 @@ extension SegmentWriter {
     /// buffer is handed off first when it holds bytes and nothing else is). Nil when there is
     /// nothing to write or a failed write must first be cut off (the next ``flush()`` does it).
     mutating func claimHandoff() -> Handoff? {
-        guard writesBehind, !needsTruncate else { return nil }
+        guard writesBehind, !needsTruncate, !isGated else { return nil }
         completeHandoffIfWritten()
         if handoff == nil && buffer.count > 0 { handOffBuffer() }
         guard let h = handoff, h.claim() else { return nil }
@@ -88,5 +94,27 @@ extension SegmentWriter {
         if keep > 0 { h.buffer.copyPrefix(keep, to: kept) }
         buffer = kept
         handoff = nil
+    }
+
+    // MARK: The gate after a background seal
+
+    /// How many write buffers' worth of records may wait in memory, behind a shut gate or while
+    /// the flush thread writes the previous handoff, before a write does the work itself under
+    /// the lock (syncs the sealed segment, or writes both buffers): 8.
+    static let maximumBufferFactor = 8
+
+    /// Whether the segment sealed before this one may not yet be durable: nothing of this one
+    /// is written to its file until it is (format-spec.md, "Rollover").
+    var isGated: Bool {
+        guard let p = predecessor else { return false }
+        return !p.isDurable
+    }
+
+    /// Makes the sealed predecessor durable (or waits for the thread doing it) and opens the
+    /// gate. Throws the sync's error, which then stays: the gate never opens.
+    mutating func openGate() throws(CaskError) {
+        guard let p = predecessor else { return }
+        try p.sync()
+        predecessor = nil
     }
 }

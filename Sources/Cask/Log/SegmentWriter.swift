@@ -32,6 +32,9 @@ struct SegmentWriter: Sendable {
     /// Whether a full buffer goes to the flush thread (the active segment) rather than being
     /// written by the appending thread (a compaction's output).
     let writesBehind: Bool
+    /// The sync the segment sealed before this one still owes: until it is done nothing of this
+    /// segment is handed to the OS (SegmentWriter+Handoff.swift, ``isGated``).
+    var predecessor: PredecessorSync?
 
     /// A writer for `file`, whose first `size` bytes are already durable and hold the records
     /// `hints` lists.
@@ -140,6 +143,7 @@ struct SegmentWriter: Sendable {
     /// Hands the write buffer to the OS with as few `write(2)` calls as it takes. On failure the
     /// buffer is kept and any partial write is cut off before the next attempt.
     mutating func flush() throws(CaskError) {
+        try openGate()
         try settleHandoff()
         if needsTruncate {
             try fs.truncate(file.handle, to: flushedSize)
@@ -160,6 +164,8 @@ struct SegmentWriter: Sendable {
 
     /// Bytes handed to the OS and not yet asked to be written back (``startWritebackOfFlushedBytes()``).
     private var writebackStart: Int64 = 0
+    /// Flushed bytes whose writeback the flush thread asks for outside the lock (``takeWritebackDue()``).
+    private(set) var writebackDue: Range<Int64>?
     /// How many flushed bytes make the writer ask for their writeback: 8 MiB.
     static let writebackChunk: Int64 = 8 << 20
 
@@ -167,11 +173,25 @@ struct SegmentWriter: Sendable {
     /// device (format-spec.md, "Writing protocol"): the `fdatasync` at rollover or at a sync
     /// then waits only for what is left, instead of for the whole segment (about 37 ms per
     /// 64 MiB on the project's VM). Durability does not change: only a sync makes bytes durable.
+    /// The request can wait for the device's queue, so the active segment's (written under
+    /// the store's lock) is only noted here and made by the flush thread outside the lock; a
+    /// compaction output's, written without the store's lock, is made at once.
     mutating func startWritebackOfFlushedBytes() {
         writebackStart = max(writebackStart, syncedSize)
         guard flushedSize - writebackStart >= Self.writebackChunk else { return }
-        fs.startWriteback(file.handle, offset: writebackStart, count: flushedSize - writebackStart)
+        if writesBehind {
+            writebackDue = min(writebackDue?.lowerBound ?? writebackStart, writebackStart)..<flushedSize
+        } else {
+            fs.startWriteback(file.handle, offset: writebackStart, count: flushedSize - writebackStart)
+        }
         writebackStart = flushedSize
+    }
+
+    /// The noted writeback request, for the flush thread to make outside the lock.
+    mutating func takeWritebackDue() -> (file: SegmentFile, range: Range<Int64>)? {
+        guard let due = writebackDue else { return nil }
+        writebackDue = nil
+        return (file, due)
     }
 
     /// Flushes and `fdatasync`s the segment; returns false when there was nothing to sync. A

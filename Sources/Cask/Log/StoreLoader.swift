@@ -193,7 +193,10 @@ struct StoreLoader {
     /// Steps 2, 3, 5 and 6: each segment from its hint file when valid, scanned otherwise (cutting a
     /// torn tail and noting damage); empty and never-completed segments are removed.
     mutating func loadRecords(_ loaded: [Loaded], hinted: Set<UInt32>) throws(CaskError) -> [Loaded] {
-        let lastLogID = loaded.last(where: { StoreDirectory.isLog($0.header) })?.file.id
+        // A newest log segment holding only its header (prepared for a rollover, or one that
+        // just happened) is removed below: the one before it is then the newest, whose torn
+        // tail is cut (format-spec.md, "Rollover").
+        let lastLogID = loaded.last(where: { StoreDirectory.isLog($0.header) && !Self.isEmptyLog($0) })?.file.id
         var kept: [Loaded] = []
         for (position, segment) in loaded.enumerated() {
             let id = segment.file.id
@@ -222,7 +225,7 @@ struct StoreLoader {
     /// appended after the header is synced).
     mutating func removeIfEmpty(_ segment: Loaded, isLastLog: Bool) throws(CaskError) -> Bool {
         let headerOnly = segment.size <= Int64(Format.segmentHeaderSize)
-        if let h = segment.header, h.kind == .log, !h.clearsOlder, segment.size == Int64(Format.segmentHeaderSize) {
+        if Self.isEmptyLog(segment), let h = segment.header {
             maximumSequence = max(maximumSequence, h.minimumSequence > 0 ? h.minimumSequence - 1 : 0)
             if readOnly { return true }
             try fs.remove(FileNames.join(directory, FileNames.hint(segment.file.id)))
@@ -236,6 +239,12 @@ struct StoreLoader {
             return true
         }
         return false
+    }
+
+    /// A log segment with a valid header and no record, that clears nothing.
+    static func isEmptyLog(_ segment: Loaded) -> Bool {
+        guard let h = segment.header else { return false }
+        return h.kind == .log && !h.clearsOlder && segment.size == Int64(Format.segmentHeaderSize)
     }
 
     /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of

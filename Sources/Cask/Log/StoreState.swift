@@ -96,6 +96,11 @@ struct StoreState: Sendable {
     var rolloverRequested = false
     /// The flush thread was woken for the requested rollover (once per segment).
     var sealWoken = false
+    /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
+    var prepared: PreparedSegment?
+    /// Every rollover starts its segment at this sequence number or above: the `minimumSequence`
+    /// of the last segment reserved for preparation.
+    var reservedMinimumSequence: UInt64 = 0
     /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
     /// its next interval (and sleeps without a timer while nothing changes).
     var sealedGarbageGrew = false
@@ -138,7 +143,9 @@ struct StoreState: Sendable {
         now: Int64
     ) throws(CaskError) -> IndexEntry {
         if writer.needsRollover || (writer.size >= inlineRolloverSize && !writer.isEmpty) {
-            try rollover()
+            // Behind the gate when the next segment is prepared (the flush thread syncs the
+            // sealed one outside the lock); else with the sync here.
+            if try rolloverBehindGate() == nil { try rollover() }
         }
         let header = RecordHeader(
             sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind, flags: flags,
@@ -225,54 +232,6 @@ struct StoreState: Sendable {
         }
     }
 
-    // MARK: Segments
-
-    /// Segments of at least this many bytes are sealed in the background (format-spec.md,
-    /// "Rollover"); smaller ones only by the write that fills them.
-    static let backgroundRolloverMinimum = 1 << 20
-
-    /// The size at which the flush thread is asked to seal the active segment: 7/8 of
-    /// `segmentSize` (never, below ``backgroundRolloverMinimum``). The write that reaches
-    /// ``inlineRolloverSize`` seals it itself if the flush thread has not yet.
-    var backgroundRolloverSize: Int64 {
-        options.segmentSize >= Self.backgroundRolloverMinimum ? Int64(options.segmentSize - options.segmentSize / 8) : .max
-    }
-
-    /// The size at which a write seals the active segment itself: `segmentSize`, or for a
-    /// segment the flush thread seals (``backgroundRolloverSize``), 9/8 of it, so that the flush
-    /// thread has a quarter of a segment's writes to get there first: a write that seals a
-    /// segment waits for its `fdatasync` (55 ms measured under compaction's I/O).
-    var inlineRolloverSize: Int64 {
-        let size = Int64(options.segmentSize)
-        return options.segmentSize >= Self.backgroundRolloverMinimum ? size + size / 8 : size
-    }
-
-    /// Seals the active segment and starts a new one (format-spec.md, "Rollover"): the old segment
-    /// is synced, the new file is created with its header, synced, and the directory synced, before
-    /// anything is written to it. The sealed segment's hint file is queued for writing.
-    mutating func rollover() throws(CaskError) {
-        try syncActive()
-        rolloverRequested = false
-        sealWoken = false
-        CrashPoint.rolloverBeforeNewSegment.reach()
-        let sealed = writer
-        try startSegment(flags: 0)
-        // The hint writer encodes it (a hint of a 64 MiB segment is megabytes: never under the
-        // lock), or scans the sealed segment when its writer did not see all of its records.
-        pendingHints.append(PendingHint(segment: sealed.id, entries: sealed.hasCompleteHints ? sealed.hints : nil, segmentSize: sealed.size))
-        wantsCompaction = true
-    }
-
-    /// Creates the next log segment (with `flags`, format-spec.md "Segment header") and makes it
-    /// the active one. The previous writer's unsynced bytes are the caller's concern.
-    mutating func startSegment(flags: UInt8) throws(CaskError) {
-        writer.handoff?.waitForWrite()   // the flush thread may be writing to the old file
-        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence, sequenceLimit: 0)
-        writer = try SegmentWriter.start(header, in: directory, options: options)
-        addSegment(writer.file, size: writer.size, minimumSequence: header.minimumSequence)
-        nextSegmentID = writer.id &+ 1
-    }
-
     /// Makes the store empty (``DiskStore/removeAll()``): a new active segment marked as clearing
     /// every older one is made durable first (a failure changes nothing), then everything else is
     /// forgotten. Deleting the old files is the caller's.
@@ -295,12 +254,14 @@ struct StoreState: Sendable {
         var events: [StoreEvent] = []
         var wantsCompaction = false
         var mustCompact = false
-        /// The active segment is nearly full: wake the flush thread to seal it.
+        /// The active segment is nearly full, or its gate is shut: wake the flush thread to seal
+        /// it, or to sync the sealed one and open the gate.
         var sealSoon = false
         /// The compaction thread has something to look at (an item that can expire or age out,
         /// or dead bytes in a sealed segment): the writer arms it. Not a reason to call `finish`.
         var checkCompaction = false
-        /// A full buffer was handed off: the flush thread writes it outside the lock.
+        /// A full buffer was handed off, or a writeback request was noted: the buffer writer
+        /// thread writes it, or makes the request, outside the lock.
         var flushSoon = false
         /// Disk use is in the byte limit's slow-down zone: the write waits this long before it
         /// returns (``StoreState/writeDelayNanoseconds``).
@@ -316,8 +277,8 @@ struct StoreState: Sendable {
         if !pendingHints.isEmpty { d.hints = pendingHints; pendingHints = [] }
         if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
         if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
-        if rolloverRequested && !sealWoken { d.sealSoon = true; sealWoken = true }
-        if writer.hasPendingHandoff { d.flushSoon = true }
+        if (rolloverRequested || writer.predecessor != nil) && !sealWoken { d.sealSoon = true; sealWoken = true }
+        if writer.hasPendingHandoff || writer.writebackDue != nil { d.flushSoon = true }
         if limits.byteLimit != nil {
             if isOverHardLimit { d.mustCompact = true } else { d.delayNanoseconds = writeDelayNanoseconds }
             if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }

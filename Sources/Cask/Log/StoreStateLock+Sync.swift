@@ -6,6 +6,8 @@ extension StoreStateLock {
     /// its inputs can go) and by the background rollover (so that the sync left under the lock
     /// at the seal covers only what came since).
     func syncActiveOutsideLock() throws(CaskError) {
+        // Behind a shut gate the sealed segment is synced first, also outside the lock.
+        if let gate = withLock({ $0.writer.predecessor }) { try gate.sync() }
         let target = try withLock { s throws(CaskError) -> (file: SegmentFile, size: Int64)? in
             try s.flush()
             guard s.writer.syncedSize < s.writer.flushedSize else { return nil }
