@@ -190,7 +190,7 @@ struct Stats: ParsableCommand {
 }
 
 struct Verify: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well.")
+    static let configuration = CommandConfiguration(abstract: "Check every record and hint file; exit 0 only when all is well, 1 when damage is found, 3 when bytes could not be read (not damage: try again).")
 
     @Argument(help: "The store directory.") var directory: String
     @Flag(help: "Repair first: remove damaged hint files, cut a torn tail, apply the salvage rule, drop the keys of damaged records (read as a read would), and rewrite sealed segments without their damaged bytes (never deletes a good record). Bytes that cannot be read (after three tries) are given up as damage: only --repair does that; every other verb fails instead and drops nothing.") var repair = false
@@ -252,6 +252,13 @@ struct Verify: ParsableCommand {
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
         for file in report.leftovers { print("leftover (removed at the next open): \(file)") }
         print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems, \(report.unreadable.count) unreadable ranges")")
+        if !report.problems.isEmpty { throw Exit.no }
+        if let first = report.unreadable.first {
+            // Bytes that could not be read are not damage (format-spec.md, "A failed read is never
+            // damage"): the answer is "could not check", the status of an I/O failure.
+            printError("cask: \(report.unreadable.count) byte ranges could not be read, the first \(first)")
+            throw Exit.storeError
+        }
         if !report.isClean { throw Exit.no }
     }
 }

@@ -157,6 +157,23 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
         #expect(try listedKeys(dir) == ["k"])
     }
 
+    /// `verify` while every pread(2) fails with EIO (libfiu): the ranges are reported as
+    /// unreadable, never as damage, and the status is 3 ("could not be used: I/O failure"), not
+    /// 1 ("problems found"); the fault suite found status 1 under random read faults. The same
+    /// verify without faults finds the store clean.
+    @Test(.enabled(if: fiuRunIsInstalled, "needs fiu-run (apt-get install fiu-utils) to make pread(2) fail with EIO"))
+    func verifyWhoseReadsFailSaysUnreadableWithStatus3() throws {
+        let dir = try store()
+        for i in 0..<8 { #expect(try runCask(["put", dir.path, "k\(i)", String(repeating: "v", count: 3000)]).0 == 0) }
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let fiu = "fiu-run -f '' -x -c 'enable name=posix/io/rw/pread,failinfo=5'"
+        let (_, out) = try runShell("\(fiu) \(cask) verify \(dir.path) 2>&1; echo \" status=$?\"")
+        #expect(out.contains("status=3") && out.contains("UNREADABLE") && out.contains("errno 5")
+                && !out.contains("DAMAGED") && out.contains("0 problems") && out.contains("run cask verify again"), "\(out)")
+        let (status, clean, _) = try runCask(["verify", dir.path])
+        #expect(status == 0 && clean.contains("9 records") && clean.contains("OK"), "\(clean)")
+    }
+
     /// `trim --date` takes a plain ISO 8601 date (midnight UTC, as its help says) and full
     /// date-times with or without a zone (a plain date was refused with status 64).
     @Test func trimTakesAPlainDateOrADateTime() throws {
