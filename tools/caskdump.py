@@ -20,8 +20,9 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 4          # reads versions 1 to 4 (2 added pin records, kind 3; 3 compact hint entries;
-                     # 4 cache entries: record flag bit 2, the value starts with an entry header)
+VERSION = 5          # reads versions 1 to 5 (2 added pin records, kind 3; 3 compact hint entries;
+                     # 4 cache entries: record flag bit 2, the value starts with an entry header;
+                     # 5 removal records, kind 4: the key field is a prefix)
 ENTRY_HEADER = 9     # u8 version (1), i64 freshUntil (ms, > 0)
 SEGMENT_HEADER = 48
 RECORD_HEADER = 40
@@ -75,7 +76,7 @@ def decode_record(b, off):
     if len(b) - off < RECORD_HEADER:
         return None
     crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
-    if kind not in (1, 2, 3) or flags & ~7:
+    if kind not in (1, 2, 3, 4) or flags & ~7:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
         return None
@@ -85,6 +86,9 @@ def decode_record(b, off):
             return None
     elif kind == 3:      # pin record: no value, only the pinned flag
         if slen or olen or flags & ~2:
+            return None
+    elif kind == 4:      # removal record: the key field is a prefix; no value, no flags, no expiry
+        if slen or olen or flags or expiry:
             return None
     elif compressed:
         if slen == 0 or olen == 0:
@@ -192,8 +196,9 @@ def parse_compact_entries(b, body_end, seg_size):
         d = b[off]
         off += 1
         kind, flags = d & 3, (d >> 2) & 3
-        if d & 0x80 or kind == 0:
+        if d & 0x80:
             return None
+        kind = kind or 4         # kind bits 0: a removal record (format version 5)
         fields = []
         for present in (True, True, d & 0x20, d & 0x40, True, True, d & 0x10):
             if not present:
@@ -215,6 +220,8 @@ def parse_compact_entries(b, body_end, seg_size):
                 or roff + RECORD_HEADER + klen + slen > seg_size:
             return None
         if kind == 3 and (slen or olen or flags & ~2):
+            return None
+        if kind == 4 and (slen or olen or flags or expiry):
             return None
         entries.append({"seq": seq, "offset": roff, "write": write, "expiry": expiry, "access": atime,
                         "kind": kind, "flags": flags, "key": b[off:off + klen],
@@ -245,6 +252,7 @@ def read_store(directory):
 
     newest = {}          # key -> (seq, info)
     pins = []            # (seq, key, target seq, pinned): pin records, applied after all (step 4)
+    removals = []        # (seq, prefix): removal records, applied after all (step 3b)
     bound = 0            # salvage bound (spec step 7)
     problems = []
     for pos, i in enumerate(order):
@@ -255,6 +263,9 @@ def read_store(directory):
             entries = parse_hint(open(hint_path, "rb").read(), i, len(data))
         if entries is not None:
             for e in entries:
+                if e["kind"] == 4:
+                    removals.append((e["seq"], e["key"]))
+                    continue
                 if e["kind"] == 3:
                     pins.append((e["seq"], e["key"], e["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(e["flags"] & 2)))
                     continue
@@ -275,6 +286,9 @@ def read_store(directory):
             records = [r for r in records if r["offset"] < tail]
             damage = []
         for r in records:
+            if r["kind"] == 4:
+                removals.append((r["seq"], r["key"]))
+                continue
             if r["kind"] == 3:
                 pins.append((r["seq"], r["key"], r["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(r["flags"] & 2)))
                 continue
@@ -293,6 +307,10 @@ def read_store(directory):
                 later = [segments[j][1]["min_seq"] for j in order[pos + 1:] if segments[j][1] and segments[j][1]["kind"] == 1]
                 b = later[0] if later else (1 << 64) - 1
             bound = max(bound, b)
+    # A removal record removes every older record of a key that starts with its prefix
+    # (spec: "Recovery on open", step 3b).
+    for key in [k for k, (seq, _) in newest.items() if any(seq < rs and k.startswith(p) for rs, p in removals)]:
+        del newest[key]
     # Pin records, in sequence order, set or clear the pinned flag of the value record they
     # name while it is still the key's newest record (spec: "Recovery on open", step 4).
     for seq, key, target, pinned in sorted(pins, key=lambda p: p[0]):

@@ -7,7 +7,7 @@ import Cask
 import CaskTesting
 import Foundation
 
-// README.md, line 38
+// README.md, line 39
 func example_README_1() throws {
     struct User: Codable, Sendable {
         var id: Int
@@ -32,7 +32,7 @@ func example_README_1() throws {
     try store.close()
 }
 
-// README.md, line 69
+// README.md, line 70
 func example_README_2() async throws {
     struct Profile: Codable, Sendable { var name: String }
     let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
@@ -206,6 +206,18 @@ func example_LoadingValues_1() async throws {
     if answer.isStale { print("served stale: \(String(describing: answer.loaderError))") }
     print(user.name, cache.loadStatistics.loads)
     try await cache.close()
+}
+
+// Sources/Cask/Cask.docc/LoadingValues.md, line 106
+func example_LoadingValues_2() throws {
+    let teams = try CaskCache(directory: NSTemporaryDirectory() + "prefix-example")
+    try teams.setValue("Ada", forKey: "team:7:lead")
+    try teams.setValue(["Grace", "Linus"], forKey: "team:7:members")
+    try teams.setValue("Edsger", forKey: "team:8:lead")
+    let removed = try teams.removeValues(withPrefix: "team:7:")   // 2; team:8 stays
+    try teams.setValue("Barbara", forKey: "team:7:lead")          // written after: kept
+    print(removed, teams.count)                                   // 2 2
+    try teams.close()
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18

@@ -3,8 +3,9 @@
 package enum Format {
     /// The format version this build writes and the newest it reads. Version 2 added pin
     /// records (record kind 3), version 3 compact hint entries, version 4 cache entries (record
-    /// flag ``RecordFlag/entry``); every older version is read too.
-    package static let version: UInt32 = 4
+    /// flag ``RecordFlag/entry``), version 5 removal records (record kind 4); every older
+    /// version is read too.
+    package static let version: UInt32 = 5
     /// The oldest format version this build reads.
     package static let oldestReadableVersion: UInt32 = 1
 
@@ -37,6 +38,10 @@ package enum Format {
         /// Sets or clears the pinned flag of a value record (format version 2): no value; the
         /// expiry field holds the sequence number of the value record it modifies.
         case pin = 3
+        /// Removes every value record written before it (a lower sequence number) whose key
+        /// starts with the record's key field, the prefix (format version 5): no value, flags 0,
+        /// expiry 0.
+        case removal = 4
     }
 
     package enum RecordFlag {

@@ -5,8 +5,9 @@
 ///
 /// A 100-byte value under a 16-byte key takes 21 bytes instead of version 2's 68.
 package enum HintEntryCodec {
-    /// Descriptor bits: kind in bits 0-1, the record's flags in bits 2-3, then which optional
-    /// fields follow. Bit 7 is reserved (0).
+    /// Descriptor bits: kind in bits 0-1 (0 a removal record, format version 5; else the
+    /// record kind), the record's flags in bits 2-3, then which optional fields follow. Bit 7
+    /// is reserved (0).
     package static let hasOriginalLength: UInt8 = 1 << 4
     package static let hasExpiry: UInt8 = 1 << 5
     package static let hasAccessTime: UInt8 = 1 << 6
@@ -21,6 +22,14 @@ package enum HintEntryCodec {
     static func expiryBase(_ kind: Format.RecordKind, sequence: UInt64, writeTime: Int64) -> Int64 {
         kind == .value ? writeTime : Int64(bitPattern: sequence)
     }
+
+    /// The descriptor's kind bits for a record kind (a removal, kind 4, is 0).
+    @inline(__always)
+    static func kindBits(_ kind: Format.RecordKind) -> UInt8 { kind == .removal ? 0 : kind.rawValue }
+
+    /// The record kind of a descriptor's kind bits.
+    @inline(__always)
+    static func kind(ofBits bits: UInt8) -> Format.RecordKind { bits == 0 ? .removal : Format.RecordKind(rawValue: bits)! }
 
     @inline(__always)
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
@@ -38,7 +47,7 @@ package struct HintEntryEncoder: Sendable {
 
     /// Appends `e` (whose `offset` is not stored) and its key to `body`.
     package mutating func append(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
-        var descriptor = e.kind.rawValue | (e.flags & 0b11) << 2
+        var descriptor = HintEntryCodec.kindBits(e.kind) | (e.flags & 0b11) << 2
         if e.originalLength != e.storedLength { descriptor |= HintEntryCodec.hasOriginalLength }
         if e.expiry != 0 { descriptor |= HintEntryCodec.hasExpiry }
         if e.accessTime != e.writeTime { descriptor |= HintEntryCodec.hasAccessTime }
@@ -86,7 +95,8 @@ package struct HintEntryDecoder {
         guard o < bytes.count else { return nil }
         let descriptor = bytes[o]
         o += 1
-        guard descriptor & HintEntryCodec.reservedBits == 0, let kind = Format.RecordKind(rawValue: descriptor & 0b11) else { return nil }
+        guard descriptor & HintEntryCodec.reservedBits == 0 else { return nil }
+        let kind = HintEntryCodec.kind(ofBits: descriptor & 0b11)
         let flags = (descriptor >> 2) & 0b11
         guard let sequenceDelta = Self.varint(bytes, &o), let writeDelta = Self.varint(bytes, &o) else { return nil }
         let sequence = previousSequence &+ sequenceDelta

@@ -122,7 +122,7 @@ package enum HintFile {
         var seen: UInt64 = 0
         while o < bodyEnd {
             guard let (e, _, next) = decoder.next(body, at: o, segmentSize: segmentSize) else { return .invalid("bad entry at \(o)") }
-            if let problem = pinProblem(e, at: o) { return problem }
+            if let problem = entryProblem(e, at: o) { return problem }
             o = next
             seen += 1
         }
@@ -140,9 +140,12 @@ package enum HintFile {
         return nil
     }
 
-    private static func pinProblem(_ e: HintEntry, at o: Int) -> Failure? {
+    private static func entryProblem(_ e: HintEntry, at o: Int) -> Failure? {
         if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
             return .invalid("pin entry at \(o) with a value or flags other than pinned")
+        }
+        if e.kind == .removal && (e.storedLength != 0 || e.originalLength != 0 || e.flags != 0 || e.expiry != 0) {
+            return .invalid("removal entry at \(o) with a value, flags or an expiry")
         }
         return nil
     }
@@ -164,7 +167,7 @@ package enum HintFile {
                   e.offset <= segmentSize, UInt64(e.recordSize) <= segmentSize - e.offset,   // no overflow
                   o + size + e.keyLength <= bodyEnd
             else { return .invalid("entry at \(o) out of bounds") }
-            if let problem = pinProblem(e, at: o) { return problem }
+            if let problem = entryProblem(e, at: o) { return problem }
             o += size + e.keyLength
             seen += 1
         }
@@ -181,7 +184,8 @@ package enum HintFile {
     }
 
     private static func entry(_ b: UnsafeRawBufferPointer, at o: Int) -> HintEntry? {
-        guard let kind = Format.RecordKind(rawValue: b.u8(o + 40)) else { return nil }
+        // Version-2 entries predate removal records (format version 5).
+        guard let kind = Format.RecordKind(rawValue: b.u8(o + 40)), kind != .removal else { return nil }
         return HintEntry(
             sequence: b.u64(o), offset: b.u64(o + 8), writeTime: b.i64(o + 16), expiry: b.i64(o + 24),
             accessTime: b.i64(o + 32), kind: kind, flags: b.u8(o + 41), keyLength: Int(b.u16(o + 42)),

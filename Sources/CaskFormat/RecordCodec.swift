@@ -28,6 +28,8 @@ package struct RecordHeader: Sendable {
     package var isEntry: Bool { flags & Format.RecordFlag.entry != 0 }
     package var isTombstone: Bool { kind == .tombstone }
     package var isPin: Bool { kind == .pin }
+    /// A removal record: its key field is the prefix of the keys whose older records it removes.
+    package var isRemoval: Bool { kind == .removal }
     /// A pin record: the sequence number of the value record whose pinned flag it sets.
     package var pinTarget: UInt64 { UInt64(bitPattern: expiry) }
     /// Header, key and stored value, in bytes.
@@ -111,6 +113,7 @@ package enum RecordCodec {
             return .invalid("value length out of range")
         }
         if let problem = kindProblem(kind, flags: flags, stored: stored, original: original) { return .invalid(problem) }
+        if kind == .removal && h.i64(20) != 0 { return .invalid("removal record with an expiry") }
         return .record(RecordHeader(
             sequence: h.u64(4), writeTime: h.i64(12), expiry: h.i64(20), kind: kind, flags: flags,
             keyLength: keyLength, storedLength: stored, originalLength: original))
@@ -125,6 +128,8 @@ package enum RecordCodec {
             if stored != 0 || original != 0 || flags & ~Format.RecordFlag.pinned != 0 {
                 return "pin record with a value or flags other than pinned"
             }
+        case .removal:
+            if stored != 0 || original != 0 || flags != 0 { return "removal record with a value or flags" }
         case .value:
             let compressed = flags & Format.RecordFlag.compressed != 0
             if compressed ? (stored == 0 || original == 0) : (stored != original) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cask
+import CaskFormat
 import CaskToolSupport
 import Foundation
 
@@ -16,7 +17,7 @@ struct CaskCommand: ParsableCommand {
             74 an I/O error on the command's own input or output (standard output could not be \
             written; --file or standard input failed while being read: nothing was stored).
             """,
-        version: "cask 0.1.0 (format version 3)",
+        version: "cask 0.1.0 (format version \(Format.version))",
         subcommands: [
             Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Backup.self,
         ]

@@ -73,14 +73,25 @@ struct Get: ParsableCommand {
 }
 
 struct Remove: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key; exit 1 when it was not there.")
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key, or with --prefix every key that starts with it; exit 1 when there was none.")
 
     @Argument(help: "The store directory.") var directory: String
     @OptionGroup var key: KeyArguments
+    @Flag(help: "Remove every key that starts with KEY (its UTF-8 bytes), durably, pinned ones included; prints how many.") var prefix = false
 
     func run() throws {
         let name = try key.resolved()
         let store = try openStore(directory, for: .change)
+        if prefix {
+            let removed = try withStoreErrors { try store.removeValues(withPrefix: name) }
+            try withStoreErrors { try store.close() }
+            print("removed \(removed) items")
+            if removed == 0 {
+                printError("cask: no key starts with \(ArgumentValues.escaped(name))")
+                throw Exit.no
+            }
+            return
+        }
         let removed = try withStoreErrors { try store.removeValue(forKey: name) }
         try withStoreErrors { try store.close() }
         if !removed {

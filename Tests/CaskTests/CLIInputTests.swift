@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CaskFormat
 @testable import Cask
 
 /// Whether libfiu's `fiu-run` is installed (package fiu-utils), for fault-injection tests.
@@ -291,6 +292,6 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
 
     @Test func versionIsPrinted() throws {
         let (status, out, _) = try runCask(["--version"])
-        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version 3"), "\(out)")
+        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version \(Format.version)") && Format.version == 5, "\(out)")
     }
 }

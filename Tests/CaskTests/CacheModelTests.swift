@@ -23,6 +23,7 @@ enum ModelOp: CustomStringConvertible {
     case trimToAge(Int64)    // memory only
     case removeExpired
     case removeAllPinned(Bool)
+    case removePrefix(String)
     case compact
     case removeAll
     case reopen
@@ -43,6 +44,7 @@ enum ModelOp: CustomStringConvertible {
         case let .trimToAge(ms): return "trim(toAge: \(ms) ms)"
         case .removeExpired: return "removeExpired()"
         case let .removeAllPinned(p): return "removeAll(pinned: \(p))"
+        case let .removePrefix(p): return "removeValues(withPrefix: \"\(p)\")"
         case .compact: return "compact()"
         case .removeAll: return "removeAll()"
         case .reopen: return "reopen"
@@ -117,6 +119,7 @@ struct ModelGenerator {
             case 80..<82: return isMemory ? .get(key) : .compact
             case 82..<83: return .removeAll
             case 83..<86: return isMemory ? .get(key) : .reopen
+            case 86..<89: return isMemory ? .get(key) : .removePrefix(chance(25) ? "k" : CacheModel.key(key))
             default: return .advance(Int64(chance(20) ? 0 : int(1...1500)))
             }
         }
@@ -355,6 +358,14 @@ final class ModelRun {
             for k in victims { model.items[k] = nil }
             evictions.withLock { $0 = [] }
             if removed != victims.count { return "removed \(removed), model says \(victims.count)" }
+        case let .removePrefix(prefix):
+            let removed = facade != nil ? try facade!.removeValues(withPrefix: prefix) : try store.removeValues(withPrefix: prefix)
+            let victims = model.items.filter { CacheModel.key($0.key).hasPrefix(prefix) }
+            let live = victims.values.filter { !model.isGone($0) }.count
+            for k in victims.keys { model.items[k] = nil }
+            if removed != live { return "removed \(removed), model says \(live)" }
+            // The removal record is a write too (see .remove).
+            if let problem = applyEvictions() { return problem }
         case let .removeAllPinned(pinned):
             let removed = try store.removeAll(pinned: pinned)
             let victims = model.items.filter { $0.value.pinned == pinned }.keys

@@ -152,7 +152,7 @@ import Testing
             let remaining = s.usage.filter { $0.key != tombstoneSegment }.map(\.value.minimumSequence).min() ?? .max
             let id = s.nextSegmentID
             s.nextSegmentID &+= 1
-            return Compactor.Plan(ids: [tombstoneSegment], remainingMinimumSequence: remaining, outputID: id)
+            return Compactor.Plan(ids: [tombstoneSegment], remainingMinimumSequence: remaining, remainingMinimumSequenceWithDeadBytes: remaining, outputID: id)
         }
         let report = try Compactor(state: store.state, directory: dir.path, options: store.options).run(plan)
         #expect(report.segmentsCompacted == 1 && report.tombstonesDropped == 0)

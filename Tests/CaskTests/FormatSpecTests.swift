@@ -10,9 +10,9 @@ import CaskFormat
     @Test func segmentHeaderMatchesTheSpecExample() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         #expect(hex(header.encoded()) == """
-            43 41 53 4b 53 45 47 00 04 00 00 00 01 00 00 00 \
+            43 41 53 4b 53 45 47 00 05 00 00 00 01 00 00 00 \
             01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 \
-            00 00 00 00 00 00 00 00 b1 a5 b0 2d 00 00 00 00
+            00 00 00 00 00 00 00 00 6c ac 3e cd 00 00 00 00
             """)
     }
 
@@ -27,13 +27,13 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 5 is refused as newer.
-        var v5 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v5[8] = 5
-        let crc = v5.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v5[40 + i] = $0[i] } }
-        guard case .newerVersion(5) = v5.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-5 header is not refused")
+        // Version 6 is refused as newer.
+        var v6 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v6[8] = 6
+        let crc = v6.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v6[40 + i] = $0[i] } }
+        guard case .newerVersion(6) = v6.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-6 header is not refused")
             return
         }
     }

@@ -48,6 +48,12 @@ import CaskFormat
                 if i % 7 == 2 { try store.setPinned(i % 2 == 0, forKey: key) }
                 if i % 9 == 0 { try store.removeValue(forKey: "key/\((i + 5) % 90)-ü"); values["key/\((i + 5) % 90)-ü"] = nil }
             }
+            // A removal record (format version 5): "key/1" is key/1-ü and key/10-ü to key/19-ü;
+            // one of them is written again after it.
+            #expect(try store.removeValues(withPrefix: "key/1") > 0)
+            for key in values.keys where key.hasPrefix("key/1") { values[key] = nil }
+            try store.setValue(Data("again".utf8), forKey: "key/12-ü")
+            values["key/12-ü"] = Data("again".utf8)
             // Cache entries (format version 4): the value starts with an entry header.
             for i in 0..<6 {
                 let key = "entry/\(i)", value = i % 2 == 0 ? rng.compressible(900) : rng.random(40)

@@ -17,6 +17,15 @@ func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operatio
             oracle.acknowledge(op)
             // Pins and unpins now and then (no draw from `rng`: the workload's values stay the same).
             if i % 11 == 3 { try store.setPinned(i % 2 == 0, forKey: "key-\(i % 60)") }
+            // Removals by prefix now and then ("key-1" is key-1 and key-10 to key-19). Each is
+            // synced: everything acknowledged before it is durable too.
+            if i % 97 == 50 {
+                let prefix = "key-\(i % 6 + 1)"
+                let removals = oracle.keys.filter { $0.hasPrefix(prefix) }.map { oracle.begin($0, nil) }
+                try store.removeValues(withPrefix: prefix)
+                removals.forEach(oracle.acknowledge)
+                oracle.markDurable()
+            }
             if everyWrite { oracle.markDurable() }
             if !everyWrite && (i + 1) % syncEvery == 0 {
                 try store.sync()

@@ -48,6 +48,14 @@ extension CaskCache {
     @discardableResult
     public func removeAll(pinned: Bool) throws(CaskError) -> Int { try disk.removeAll(pinned: pinned) }
 
+    /// Removes every item whose key starts with `prefix` that was written before the call,
+    /// and none written after, from both layers (``DiskStore/removeValues(withPrefix:)``:
+    /// durable before anything is removed, whatever the durability mode; each memory copy goes
+    /// with its record). Returns how many live items were removed.
+    /// - Throws: what ``DiskStore/removeValues(withPrefix:)`` throws; nothing is removed then.
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int { try disk.removeValues(withPrefix: prefix) }
+
     /// Compacts the disk layer now (``DiskStore/compact()``): reclaims the space of removed,
     /// replaced and expired items, the active segment's included.
     @discardableResult
@@ -57,6 +65,12 @@ extension CaskCache {
 
     // Every method that reads or writes files has an async overload of the same name, run off
     // Swift's cooperative pool (``contains(_:)`` and ``keys()`` touch no file and have none).
+
+    /// ``removeValues(withPrefix:)`` off the caller's executor.
+    @discardableResult
+    public func removeValues(withPrefix prefix: String) async throws(CaskError) -> Int {
+        try await Self.offload { () throws(CaskError) in try self.removeValues(withPrefix: prefix) }
+    }
 
     /// ``metadata(forKey:)`` off the caller's executor.
     public func metadata(forKey key: String) async throws(CaskError) -> ItemMetadata? {

@@ -73,6 +73,7 @@ extension DiskStore {
                 total.bytesReclaimed += report.bytesReclaimed
                 total.recordsCopied += report.recordsCopied
                 total.tombstonesDropped += report.tombstonesDropped
+                total.removalsDropped += report.removalsDropped
                 total.seconds += report.seconds
                 passes += 1
                 betweenPasses?()

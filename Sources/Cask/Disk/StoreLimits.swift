@@ -90,6 +90,9 @@ public struct CompactionReport: Sendable, Equatable {
     public var recordsCopied = 0
     /// Tombstones dropped because no older record of their key can remain.
     public var tombstonesDropped = 0
+    /// Removal records (``DiskStore/removeValues(withPrefix:)``) dropped because no record they
+    /// remove can remain.
+    public var removalsDropped = 0
     /// Seconds the pass took.
     public var seconds: Double = 0
 

@@ -25,6 +25,9 @@ public struct StoreStatistics: Sendable, Equatable {
     public var damagedRanges = 0
     /// Keys dropped on open because a damaged range might have held a newer record of them.
     public var keysDroppedByRecovery = 0
+    /// Keys an open found removed by a removal record (``DiskStore/removeValues(withPrefix:)``)
+    /// whose records were still on disk: not lost, removed as asked.
+    public var keysRemovedByPrefixAtOpen = 0
     /// Bytes cut from a torn tail on open.
     public var tornTailBytes = 0
     /// Segments whose hint file was missing or invalid and that were scanned on open.

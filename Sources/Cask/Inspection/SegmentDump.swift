@@ -48,6 +48,7 @@ public struct SegmentDump: Sendable {
                 case .value: kind = "value"
                 case .tombstone: kind = "tombstone"
                 case .pin: kind = "pin"
+                case .removal: kind = "removal"   // its key is the prefix it removes
                 }
                 records.append(DumpedRecord(
                     offset: offset, size: h.encodedSize, sequence: h.sequence, kind: kind,

@@ -74,13 +74,13 @@ extension Compactor {
         private let input16: UInt16
         private let kind: UInt8
 
-        init(sequence: UInt64, accessTime: Int64, input: Int, offset: Int, size: Int, isTombstone: Bool, isPin: Bool) {
+        init(sequence: UInt64, accessTime: Int64, input: Int, offset: Int, size: Int, isTombstone: Bool, isPin: Bool, isRemoval: Bool = false) {
             self.sequence = sequence
             self.accessTime = accessTime
             offset32 = UInt32(offset)
             size32 = UInt32(size)
             input16 = UInt16(input)
-            kind = (isTombstone ? 1 : 0) | (isPin ? 2 : 0)
+            kind = (isTombstone ? 1 : 0) | (isPin ? 2 : 0) | (isRemoval ? 4 : 0)
         }
         var input: Int { Int(input16) }
         var offset: Int { Int(offset32) }
@@ -88,6 +88,8 @@ extension Compactor {
         var isTombstone: Bool { kind & 1 != 0 }
         /// A pin record (kept only while it is its key's live pin record).
         var isPin: Bool { kind & 2 != 0 }
+        /// A removal record (kept while an older record it removes may outlive the pass).
+        var isRemoval: Bool { kind & 4 != 0 }
     }
 
     /// Keeps the pages a pass has read of its mapped inputs from piling up in resident memory.

@@ -12,6 +12,9 @@ extension Compactor {
         /// The lowest minimum sequence of every segment that stays: a tombstone below it has no
         /// older record left to hide.
         var remainingMinimumSequence: UInt64
+        /// The same over the segments that stay and hold dead bytes: only those can hold a record
+        /// a removal record removes (once its walk is done, no such record is in the index).
+        var remainingMinimumSequenceWithDeadBytes: UInt64
         var outputID: UInt32
     }
 
@@ -60,14 +63,16 @@ extension Compactor {
             return nil   // one segment with nothing dead: rewriting it gains nothing
         }
         let chosenSet = Set(chosen)
-        let remaining = min(s.lingeringMinimumSequence,
-                            s.usage.filter { !chosenSet.contains($0.key) }.map(\.value.minimumSequence).min() ?? .max)
+        let staying = s.usage.filter { !chosenSet.contains($0.key) }
+        let remaining = min(s.lingeringMinimumSequence, staying.map(\.value.minimumSequence).min() ?? .max)
+        let withDeadBytes = staying.filter { $0.value.fileBytes - Int64(Format.segmentHeaderSize) > $0.value.liveBytes }
+        let remainingWithDead = min(s.lingeringMinimumSequence, withDeadBytes.map(\.value.minimumSequence).min() ?? .max)
         let outputID = s.nextSegmentID
         s.nextSegmentID &+= 1
         // The order the inputs are read in and deleted in: oldest records first (see
         // Compactor+DeletionOrder), so that tombstones can go with the records they hide.
         let ordered = chosen.sorted { (s.usage[$0]?.minimumSequence ?? 0, $0) < (s.usage[$1]?.minimumSequence ?? 0, $1) }
-        return Plan(ids: ordered, remainingMinimumSequence: remaining, outputID: outputID)
+        return Plan(ids: ordered, remainingMinimumSequence: remaining, remainingMinimumSequenceWithDeadBytes: remainingWithDead, outputID: outputID)
     }
 }
 

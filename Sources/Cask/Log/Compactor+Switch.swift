@@ -47,7 +47,7 @@ extension Compactor {
     private static func move(_ kept: [Kept], _ i: Int, of listing: Listing, to output: Output, in s: inout StoreState) {
         let out = output.file.id
         let r = kept[i]
-        guard !r.isTombstone else { return }
+        guard !r.isTombstone && !r.isRemoval else { return }
         let input = listing.inputs[r.input]
         let from = input.file.id
         let newOffset = output.offsets[i]

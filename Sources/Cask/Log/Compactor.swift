@@ -28,6 +28,13 @@ struct Compactor {
         var inputs: [Input] = []
         var records: [Kept] = []
         var maximumSequence: UInt64 = 0
+        /// The lowest sequence of each input's records (`.max` for one without records).
+        var inputMinimums: [UInt64] = []
+
+        /// The lowest sequence of any record in an input deleted after input `n`.
+        func minimumSequence(deletedAfter n: Int) -> UInt64 {
+            inputMinimums[(n + 1)...].min() ?? .max
+        }
     }
 
     /// The output segment, once durable under its own name.
@@ -75,14 +82,17 @@ struct Compactor {
             if report.bytesRead > 0 {
                 listing.records.reserveCapacity(listing.records.count + size * listing.records.count / report.bytesRead * 21 / 20)
             }
+            var minimum = UInt64.max
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
                     listing.records.append(Kept(
                         sequence: h.sequence, accessTime: h.writeTime, input: n, offset: offset, size: h.encodedSize,
-                        isTombstone: h.isTombstone, isPin: h.isPin))
+                        isTombstone: h.isTombstone, isPin: h.isPin, isRemoval: h.isRemoval))
                     listing.maximumSequence = max(listing.maximumSequence, h.sequence)
+                    minimum = min(minimum, h.sequence)
                 }
             }
+            listing.inputMinimums.append(minimum)
             input.releasePages(0..<size)
             listing.inputs.append(input)
             report.bytesRead += size
@@ -108,7 +118,13 @@ struct Compactor {
             let input = listing.inputs[r.input]
             residency.read(r.input, upTo: r.offset)
             let entry = input.withKey(of: r) { s.index.entry(forKey: $0) }
-            if r.isPin {
+            if r.isRemoval {
+                if Self.removalIsNeeded(r, of: listing, plan: plan, sweeping: s.sweeping) {
+                    kept.append(r)
+                } else {
+                    report.removalsDropped += 1
+                }
+            } else if r.isPin {
                 if Self.isLivePin(r, key: input.withKey(of: r) { Array($0) }, entry: entry, in: input, state: s) { kept.append(r) }
             } else if r.isTombstone {
                 if Self.tombstoneIsNeeded(r, hides: input.hides(r), entry: entry, plan: plan, olderGoFirst: orderSafe[n]) {
@@ -145,6 +161,17 @@ struct Compactor {
         let superseded = entry.map { $0.sequence > r.sequence } ?? false
         let hidesOnlyInputs = hides != 0 && hides < plan.remainingMinimumSequence
         return !(superseded || olderGoFirst && (hidesOnlyInputs || r.sequence < plan.remainingMinimumSequence))
+    }
+
+    /// A removal record is dropped only when no record it removes can outlive this pass: its
+    /// walk of the index is done (until then the output may copy records it removes); every
+    /// segment that stays and holds dead bytes starts at or above its sequence (a segment whose
+    /// bytes are all live holds none: no record it removes is in the index); and so does every
+    /// input deleted after its own (a crash or a reader halfway through the deletions never
+    /// finds a record it removes without it). Records it removes are not copied.
+    private static func removalIsNeeded(_ r: Kept, of listing: Listing, plan: Plan, sweeping: [UInt64: [UInt8]]) -> Bool {
+        sweeping[r.sequence] != nil || plan.remainingMinimumSequenceWithDeadBytes < r.sequence
+            || listing.minimumSequence(deletedAfter: r.input) < r.sequence
     }
 
     // MARK: Phase 3: write

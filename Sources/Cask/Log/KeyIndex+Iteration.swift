@@ -39,6 +39,11 @@ extension KeyIndex {
         }
     }
 
+    /// Calls `body` with the key and entry numbered `n` (`0 ..< count`).
+    func withKey<R>(at n: Int, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) -> R {
+        keys.withUnsafeBytes { arena in body(key(stored[n], in: arena), entry(at: n)) }
+    }
+
     /// Calls `body` with every key (as bytes) and entry in ``entries`` order, stopping at the
     /// first error.
     func forEachEntry<E: Error>(_ body: (UnsafeRawBufferPointer, IndexEntry) throws(E) -> Void) throws(E) {

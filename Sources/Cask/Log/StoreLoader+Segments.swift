@@ -16,9 +16,14 @@ extension StoreLoader {
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
         var maxSeq = maximumSequence
         var found: [FoundPin] = []
+        var foundRemovals = removals
         let failure = bytes.withUnsafeBytes { raw in
             HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
                 maxSeq = max(maxSeq, e.sequence)
+                if e.kind == .removal {
+                    foundRemovals.add(prefix: keyBytes, sequence: e.sequence)
+                    return
+                }
                 if e.kind == .pin {
                     found.append(FoundPin(key: Array(keyBytes), pinned: e.flags & Format.RecordFlag.pinned != 0, location: PinRecordLocation(
                         segment: id, offset: UInt32(e.offset), size: e.recordSize, sequence: e.sequence, target: UInt64(bitPattern: e.expiry))))
@@ -36,6 +41,7 @@ extension StoreLoader {
         case nil:
             maximumSequence = maxSeq
             pins += found
+            removals = foundRemovals
             return true
         case .newerVersion(let v):
             throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
@@ -58,7 +64,7 @@ extension StoreLoader {
         let failure = bytes.withUnsafeBytes { raw -> HintFile.Failure? in
             guard let size = HintFile.recordedSegmentSize(raw) else { return .invalid("too short") }
             return HintFile.parse(raw, segmentID: UInt64(segment.id), segmentSize: size) { e, key in
-                records[Int(e.offset)] = LostRecord(key: Array(key), sequence: e.sequence)
+                records[Int(e.offset)] = LostRecord(key: Array(key), sequence: e.sequence, isRemoval: e.kind == .removal)
             }
         }
         return failure == nil ? records : nil
@@ -83,11 +89,16 @@ extension StoreLoader {
         let id = file.id
         var found: [FoundPin] = []
         var kept: [Int: UInt64] = [:]   // offset: sequence, of the records indexed (for `listed`)
+        var foundRemovals = removals
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
                 guard offset < tailStart else { return }
                 if listed != nil { kept[offset] = h.sequence }
                 let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
+                if h.isRemoval {
+                    foundRemovals.add(prefix: key, sequence: h.sequence)
+                    return
+                }
                 if h.isPin {
                     found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
                         segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
@@ -102,6 +113,7 @@ extension StoreLoader {
         }
         index = local
         pins += found
+        removals = foundRemovals
         maximumSequence = max(maximumSequence, summary.maximumSequence)
         if let h = segment.header {
             maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
@@ -127,7 +139,10 @@ extension StoreLoader {
         if let listed {
             // The hint says exactly what was lost: no salvage bound for this segment.
             noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nil, raisesBound: false)
-            lostRecords += listed.filter { kept[$0.key] != $0.value.sequence }.map(\.value)
+            let lost = listed.filter { kept[$0.key] != $0.value.sequence }.map(\.value)
+            lostRecords += lost.filter { !$0.isRemoval }
+            // A removal record the intact hint lists was durable: it applies even if its bytes are gone.
+            for r in lost where r.isRemoval { r.key.withUnsafeBytes { removals.add(prefix: $0, sequence: r.sequence) } }
         } else {
             noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
         }

@@ -49,8 +49,12 @@ struct StoreLoader {
     struct LostRecord {
         var key: [UInt8]
         var sequence: UInt64
+        /// A removal record (its key is the prefix): applied even when its bytes are lost.
+        var isRemoval = false
     }
     var pins: [FoundPin] = []
+    /// Removal records found (applied once every segment is loaded, step 3b).
+    var removals = PrefixRemovals()
 
     init(directory: String, options: StoreOptions) {
         self.directory = directory
@@ -86,6 +90,7 @@ struct StoreLoader {
         index = KeyIndex(capacity: try expectedEntries(listing))
         let current = try removeClearedSegments(opened)
         let kept = try loadRecords(current, hinted: listing.hintIDs)
+        applyRemovals()
         let dropped = applySalvageRule()
         let livePins = applyPinRecords()
         var state = try readOnly ? startReadOnlyState(with: kept, opened: current, listing: listing) : startState(with: kept, listing: listing)
@@ -245,6 +250,19 @@ struct StoreLoader {
     static func isEmptyLog(_ segment: Loaded) -> Bool {
         guard let h = segment.header else { return false }
         return h.kind == .log && !h.clearsOlder && segment.size == Int64(Format.segmentHeaderSize)
+    }
+
+    /// Step 3b: the removal records drop every entry they remove (an older record of a key
+    /// with their prefix). No tombstone is needed: each record stays until compaction finds
+    /// that nothing it removes can remain.
+    mutating func applyRemovals() {
+        guard !removals.isEmpty else { return }
+        var removed: [[UInt8]] = []
+        index.forEach { key, e in
+            if !e.isTombstone && removals.removes(key: key, sequence: e.sequence) { removed.append(Array(key)) }
+        }
+        for key in removed { key.withUnsafeBytes { _ = index.removeValue(forKey: $0) } }
+        stats.keysRemovedByPrefixAtOpen = removed.count
     }
 
     /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of

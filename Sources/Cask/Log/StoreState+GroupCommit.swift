@@ -16,13 +16,15 @@ struct PendingWrite: Sendable {
     let entry: IndexEntry
     /// For a removal of a live item: the key, for the `.removed` event.
     let removedKey: String?
+    /// False for a record with no index entry of its own (a removal record): settled, not installed.
+    var installs = true
 }
 
 extension StoreState {
     /// Queues an appended durable record; returns its ticket.
-    mutating func awaitSync(_ entry: IndexEntry, key: UnsafeRawBufferPointer, removedKey: String? = nil) -> UInt64 {
+    mutating func awaitSync(_ entry: IndexEntry, key: UnsafeRawBufferPointer, removedKey: String? = nil, installs: Bool = true) -> UInt64 {
         nextTicket += 1
-        awaitingSync.append(PendingWrite(ticket: nextTicket, key: Array(key), entry: entry, removedKey: removedKey))
+        awaitingSync.append(PendingWrite(ticket: nextTicket, key: Array(key), entry: entry, removedKey: removedKey, installs: installs))
         return nextTicket
     }
 
@@ -33,17 +35,21 @@ extension StoreState {
     /// Installs the waiting writes that are durable now, in order: those in sealed segments (a
     /// segment is synced before it is sealed) and those in the active one below `syncedSize`.
     mutating func installDurable(now: Int64) {
-        var n = 0
+        var n = 0, installed = 0
         for p in awaitingSync {
             guard p.entry.segment != writer.id || Int64(p.entry.offset) + Int64(p.entry.recordSize) <= writer.syncedSize else { break }
-            p.key.withUnsafeBytes { _ = install(p.entry, forKey: $0) }
+            if p.installs {
+                p.key.withUnsafeBytes { _ = install(p.entry, forKey: $0) }
+                installed += 1
+            }
             if let key = p.removedKey, options.eventHandler != nil { pendingEvents.append(.removed(key: key)) }
             committedTicket = p.ticket
             n += 1
         }
         guard n > 0 else { return }
         awaitingSync.removeFirst(n)
-        enforceLimits(now: now)
+        // A removal record alone evicts nothing: it is about to remove items itself.
+        if installed > 0 { enforceLimits(now: now) }
     }
 
     /// A flush or sync of the active segment failed: what it covered cannot be trusted. Installs

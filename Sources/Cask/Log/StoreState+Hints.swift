@@ -4,8 +4,10 @@ extension StoreState {
     /// Writes the index snapshot (on a clean close, after the active segment is synced), so
     /// that the next open loads the index from one file and access times survive without
     /// rewriting hint files. Returns false on failure, which is logged: open then reads the hint
-    /// files instead.
+    /// files instead. Also false, with nothing written, while a removal's walk of the index is
+    /// under way (the index still holds items it removes; the next open applies the record).
     func writeSnapshot() -> Bool {
+        guard sweeping.isEmpty else { return false }
         do throws(CaskError) {
             var marks: [IndexSnapshot.SegmentMark] = []
             for id in segments.keys.sorted() {

@@ -107,6 +107,9 @@ struct StoreState: Sendable {
     /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
     /// could reappear after a crash, so tombstones above it are kept.
     var lingeringMinimumSequence: UInt64 = .max
+    /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
+    /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
+    var sweeping: [UInt64: [UInt8]] = [:]
     var limits: StoreLimits { options.limits }
     /// The active segment.
     var active: SegmentFile { writer.file }
@@ -169,6 +172,14 @@ struct StoreState: Sendable {
     mutating func appendTombstone(forKey key: UnsafeRawBufferPointer, hiding: Int64, now: Int64) throws(CaskError) -> IndexEntry {
         try appendRecord(kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
                          originalLength: 0, flags: 0, expiry: hiding, now: now)
+    }
+
+    /// Appends a removal record for `prefix` (format-spec.md, "Record": kind 4): every value
+    /// record of a key starting with `prefix` and a lower sequence number is removed by it.
+    /// Returns where it lies (its sequence is the entry's); nothing in the index changes.
+    mutating func appendRemoval(prefix: UnsafeRawBufferPointer, now: Int64) throws(CaskError) -> IndexEntry {
+        try appendRecord(kind: .removal, key: prefix, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                         originalLength: 0, flags: 0, expiry: 0, now: now)
     }
 
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
