@@ -19,6 +19,7 @@ extension DiskStore {
         let deferred = { () -> StoreState.Deferred in
             defer { commitGate.finish() }
             gatherConcurrentWriters()
+            syncPredecessorOutsideLock()
             let step = state.withLock { s -> Step in
                 if s.committedTicket >= ticket { return .settled }
                 let now = options.clock.now
@@ -55,6 +56,15 @@ extension DiskStore {
         }()
         if !deferred.isEmpty { finish(deferred) }
         if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
+    }
+
+    /// Behind a shut rollover gate, syncs the sealed segment before the flush takes the lock
+    /// (the flush would sync it under the lock: every put would wait for that `fdatasync`).
+    private func syncPredecessorOutsideLock() {
+        guard let gate = state.withLock({ $0.writer.predecessor }) else { return }
+        do throws(CaskError) { try gate.sync() } catch {
+            // The failure is kept by the gate: the flush below meets it and fails the writes.
+        }
     }
 
     /// When a durable writer found another one syncing in the last 2 ms, waits up to 50 µs (a

@@ -39,6 +39,19 @@ extension KeyIndex {
         }
     }
 
+    /// The numbers in `range` (clamped to ``count``) of the entries whose key and stored entry
+    /// `include` accepts, in ascending order.
+    func entryNumbers(in range: Range<Int>, where include: (UnsafeRawBufferPointer, UInt64) -> Bool) -> [Int] {
+        let range = range.clamped(to: stored.indices)
+        var found: [Int] = []
+        keys.withUnsafeBytes { arena in
+            stored.withUnsafeBufferPointer { entries in
+                for n in range where include(key(entries[n], in: arena), entries[n].sequence) { found.append(n) }
+            }
+        }
+        return found
+    }
+
     /// Calls `body` with the key and entry numbered `n` (`0 ..< count`).
     func withKey<R>(at n: Int, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) -> R {
         keys.withUnsafeBytes { arena in body(key(stored[n], in: arena), entry(at: n)) }

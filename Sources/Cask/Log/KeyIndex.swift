@@ -190,6 +190,23 @@ struct KeyIndex: Sendable {
     @discardableResult
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
         guard let slot = find(key, hash: hash(key)) else { return nil }
+        return remove(slot: slot)
+    }
+
+    /// Removes the entry numbered `n` (`0 ..< count`), returning it. The last entry takes its
+    /// number.
+    @discardableResult
+    mutating func removeEntry(at n: Int) -> IndexEntry {
+        let e = stored[n]
+        let slot = keys.withUnsafeBytes { arena -> Int in
+            let k = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+            return find(k, hash: hash(k))!
+        }
+        return remove(slot: slot)
+    }
+
+    /// Removes the entry of the occupied slot `slot`.
+    private mutating func remove(slot: Int) -> IndexEntry {
         let n = entryNumber(slot: slot)
         let removed = entry(at: n)
         deleteSlot(slot)

@@ -4,7 +4,7 @@ import CaskFormat
 /// none). The access time keeps 48 bits; the key length (at most 1,024, 11 bits) shares a
 /// 16-bit field with the compressed, pinned and tombstone flags.
 struct StoredIndexEntry: Sendable {
-    private var sequence: UInt64
+    private(set) var sequence: UInt64
     private var segment: UInt32
     private var offset: UInt32
     private var storedLength: UInt32
