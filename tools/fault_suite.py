@@ -20,8 +20,9 @@ How it runs
 The model
   For every key the set of states it may be in: absent, or one value with its pinned flag.
   Every value written in a sequence has its own length, so a length names a version.
-  - put exit 0: exactly the new value. rm exit 0 or 1: absent. pin/unpin exit 0: the value(s)
-    the key may hold, with that flag (exit 1: no change).
+  - put exit 0: exactly the new value. rm exit 0 or 1: absent. rm --prefix exit 0 or 1: every
+    key under the prefix absent (exit 1 while one is certainly present is a wrong answer).
+    pin/unpin exit 0: the value(s) the key may hold, with that flag (exit 1: no change).
   - A failed command (any other status) may or may not have taken effect: the new state joins
     the allowed ones until a later acknowledged command settles the key.
   - trim (whatever its status) may remove any unpinned key. A key certainly present and certainly
@@ -136,8 +137,8 @@ def fnv1a(data):
     return f"{h:016x}"
 
 
-ANSWER_NO = {"get", "rm", "pin", "unpin", "verify"}
-OPS = [("put", 30), ("rm", 10), ("pin", 8), ("unpin", 5), ("compact", 7), ("trim", 6),
+ANSWER_NO = {"get", "rm", "rmprefix", "pin", "unpin", "verify"}
+OPS = [("put", 30), ("rm", 10), ("rmprefix", 4), ("pin", 8), ("unpin", 5), ("compact", 7), ("trim", 6),
        ("backup", 5), ("get", 10), ("ls", 7), ("verify", 6), ("stats", 6)]
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\S+ (trace|debug|info|notice|warning|error|critical) ")
 PROGRESS_LINE = re.compile(r"^[a-z]+: \d+%$")
@@ -425,6 +426,9 @@ class Sequence:
         if op == "put":
             step["value"] = self.new_value()
             step["pin"] = r.random() < 0.15
+        elif op == "rmprefix":
+            # "k0" ... "k5" reach about ten keys each; a whole key reaches itself (and any key it begins).
+            step["prefix"] = step["key"][:2] if r.random() < 0.7 else step["key"]
         elif op == "trim":
             if r.random() < 0.5:
                 step["mode"], step["amount"] = "count", r.randint(3, 50)
@@ -462,6 +466,9 @@ class Sequence:
             argv = self.cask("put", self.store, k, "--file", path) + (["--pin"] if st["pin"] else [])
         elif op in ("rm", "pin", "unpin", "get"):
             argv = self.cask(op, self.store, k)
+        elif op == "rmprefix":
+            argv = self.cask("rm", self.store, st["prefix"], "--prefix")
+            touched = [key for key in self.keys if key.startswith(st["prefix"])]
         elif op == "trim":
             argv = self.cask("trim", self.store, f"--{st['mode']}", st["amount"])
             protected = self.trim_protected(st["mode"], st["amount"])
@@ -515,6 +522,13 @@ class Sequence:
             if answer_no and None not in before:
                 self.defect("wrong-answer", i, f"rm said {k!r} was missing; model: {fmt_states(before)}", cmd)
             self.model[k] = frozenset([None]) if (ok or answer_no) else before | {None}
+        elif op == "rmprefix":
+            under = [key for key in self.keys if key.startswith(st["prefix"])]
+            if answer_no and any(None not in self.allowed(key) for key in under):
+                self.defect("wrong-answer", i, f"rm --prefix said no key starts with {st['prefix']!r}; model: "
+                                               + ", ".join(f"{key!r}: {fmt_states(self.allowed(key))}" for key in under), cmd)
+            for key in under:
+                self.model[key] = frozenset([None]) if (ok or answer_no) else self.allowed(key) | {None}
         elif op in ("pin", "unpin"):
             flag = op == "pin"
             flagged = frozenset((s[0], flag) for s in before if s is not None)
