@@ -24,6 +24,8 @@ import CaskTesting
         let dir = TemporaryDirectory()
         var o = options(segmentSize: 4096)
         o.limits = StoreLimits()
+        let removedEvents = Shared<[String]>([])
+        o.eventHandler = { if case .removed(let key) = $0 { removedEvents.update { $0.append(key) } } }
         let store = try DiskStore(directory: dir.path, options: o)
         for i in 0..<40 { try store.setValue(Data(repeating: UInt8(i), count: 90), forKey: "user/\(i)") }
         try store.setValue(Data("pinned".utf8), forKey: "user/pinned", isPinned: true)
@@ -34,6 +36,7 @@ import CaskTesting
         try store.setValue(Data("gone".utf8), forKey: "user/expired", timeToLive: .milliseconds(1))
         usleep(5000)
         #expect(try store.removeValues(withPrefix: "user/") == 43, "live items only: the expired one is not counted")
+        #expect(Set(removedEvents.value) == Set((0..<40).map { "user/\($0)" } + ["user/pinned", "user/", "user/ü"]) && removedEvents.value.count == 43)
         try store.setValue(Data("after".utf8), forKey: "user/7")        // written after: stays
         let expected = ["user": Data("u".utf8), "users/1": Data("o".utf8), "user/7": Data("after".utf8)]
         #expect(try contents(store) == expected)

@@ -51,7 +51,8 @@ extension CaskCache {
     /// Removes every item whose key starts with `prefix` that was written before the call,
     /// and none written after, from both layers (``DiskStore/removeValues(withPrefix:)``:
     /// durable before anything is removed, whatever the durability mode; each memory copy goes
-    /// with its record). Returns how many live items were removed.
+    /// with its record). Returns how many live items were removed. No ``CacheEvent`` is sent per
+    /// key (the disk layer's ``StoreOptions/eventHandler`` gets ``StoreEvent/removed(key:)`` for each).
     /// - Throws: what ``DiskStore/removeValues(withPrefix:)`` throws; nothing is removed then.
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int { try disk.removeValues(withPrefix: prefix) }
