@@ -252,7 +252,7 @@ def read_store(directory):
 
     newest = {}          # key -> (seq, info)
     pins = []            # (seq, key, target seq, pinned): pin records, applied after all (step 4)
-    removals = []        # (seq, prefix): removal records, applied after all (step 3b)
+    removals = []        # (seq, prefix): removal records, applied after all (step 4)
     bound = 0            # salvage bound (spec step 7)
     problems = []
     for pos, i in enumerate(order):
@@ -308,7 +308,7 @@ def read_store(directory):
                 b = later[0] if later else (1 << 64) - 1
             bound = max(bound, b)
     # A removal record removes every older record of a key that starts with its prefix
-    # (spec: "Recovery on open", step 3b).
+    # (spec: "Recovery on open", step 4).
     for key in [k for k, (seq, _) in newest.items() if any(seq < rs and k.startswith(p) for rs, p in removals)]:
         del newest[key]
     # Pin records, in sequence order, set or clear the pinned flag of the value record they

@@ -153,8 +153,9 @@ import Testing
 
     /// PINCache's default, 50 MB, as the only option: random overwrites of 10,000 keys of 8 KiB
     /// (80 MB, more than the limit) keep disk use within `byteLimit` and the
-    /// live records at most `liveRatio` of the limit, at least half that, and within 3% under
-    /// the target the store reports (StoreLimits).
+    /// live records at most `liveRatio` of the limit, at least the documented floor (half of
+    /// `liveRatio` of the disk budget, less the hint files' share: LimitsAndEviction.md, "When
+    /// compaction falls behind"), and within 3% under the target the store reports (StoreLimits).
     @Test func aFiftyMegabyteLimitAloneKeepsDiskUseAndLiveBytesAsDocumented() throws {
         let dir = TemporaryDirectory()
         var o = StoreOptions()
@@ -190,7 +191,11 @@ import Testing
         #expect(worst <= limit, "disk use never above the limit")
         let stats = s.statistics
         let target = Double(stats.liveByteTarget ?? 0)
-        #expect(share <= o.limits.liveRatio && share >= o.limits.liveRatio / 2)
+        // The floor: half of liveRatio of the budget (0.33 of this limit), the hint files' small
+        // share aside. (This bound was liveRatio / 2 of the limit, 0.4, above the documented
+        // floor: a loaded CI machine, whose compaction lagged more, kept 0.373.)
+        let floor = Double(o.diskBudget!) * o.limits.liveRatio / 2 * 0.97
+        #expect(share <= o.limits.liveRatio && Double(live) >= floor, "live \(live), floor \(floor)")
         #expect(Double(live) <= target && Double(live) >= target * 0.97, "live \(live), target \(target)")
         #expect(stats.evictionsBySize > 0 && stats.compactions > 0)
         // Keeping fewer live bytes once compaction lagged rewrote less than the fixed 80% did

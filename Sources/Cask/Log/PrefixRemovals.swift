@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// The removal records an open found (format-spec.md, "Record": kind 4, and "Recovery on
-/// open", step 3b): a key's record is removed by one when the key starts with its prefix and
+/// open", step 4): a key's record is removed by one when the key starts with its prefix and
 /// the record is older (a lower sequence number). One prefix keeps its newest removal.
 ///
 /// Checked once per index entry at the end of an open, by a linear walk of the prefixes: a

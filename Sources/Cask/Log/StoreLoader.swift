@@ -53,7 +53,7 @@ struct StoreLoader {
         var isRemoval = false
     }
     var pins: [FoundPin] = []
-    /// Removal records found (applied once every segment is loaded, step 3b).
+    /// Removal records found (applied once every segment is loaded, step 4).
     var removals = PrefixRemovals()
 
     init(directory: String, options: StoreOptions) {
@@ -252,7 +252,7 @@ struct StoreLoader {
         return h.kind == .log && !h.clearsOlder && segment.size == Int64(Format.segmentHeaderSize)
     }
 
-    /// Step 3b: the removal records drop every entry they remove (an older record of a key
+    /// Step 4, first: the removal records drop every entry they remove (an older record of a key
     /// with their prefix). No tombstone is needed: each record stays until compaction finds
     /// that nothing it removes can remain.
     mutating func applyRemovals() {
