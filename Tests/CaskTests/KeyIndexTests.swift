@@ -57,6 +57,50 @@ import CaskFormat
         #expect(index.entry(forKey: "absent") == nil)
     }
 
+    /// Growth is incremental (SlotTable): while the old table drains into the new one, every
+    /// key is found, updated and removed in whichever table holds it, removals by entry
+    /// number move the right slot, and the table a snapshot saves holds every key once.
+    @Test func everyKeyStaysReachableWhileTheTableGrowsInSteps() {
+        var index = KeyIndex()
+        var model: [String: Int] = [:]
+        var rng = SeededBytes(seed: 7)
+        var sawGrowth = 0
+        for step in 0..<300_000 {
+            let key = "g-\(rng.next() % 400_000)"
+            switch rng.next() % 8 {
+            case 0...4:
+                let old = index.updateValue(entry(step), forKey: key)
+                #expect((old.map { Int($0.offset) }) == model[key])
+                model[key] = step
+            case 5:
+                let old = index.removeValue(forKey: key)
+                #expect((old.map { Int($0.offset) }) == model[key])
+                model[key] = nil
+            case 6 where index.count > 0:
+                let n = Int(rng.next() % UInt64(index.count))
+                let k = index.key(of: index.entry(at: n))
+                let removed = index.removeEntry(at: n)
+                #expect(Int(removed.offset) == model[k])
+                model[k] = nil
+            default:
+                #expect((index.entry(forKey: key).map { Int($0.offset) }) == model[key])
+            }
+            if index.slotTable.isGrowing {
+                sawGrowth += 1
+                if sawGrowth % 997 == 0 {   // mid-growth: every key, and a snapshot's table
+                    #expect(index.count == model.count)
+                    for (k, v) in model { #expect(matches(index.entry(forKey: k), v, key: k)) }
+                    let (slots, _) = index.table
+                    #expect(slots.filter { $0 != 0 }.count == index.count)
+                }
+            }
+        }
+        #expect(sawGrowth > 1000, "growths under way for \(sawGrowth) steps")
+        index.trimExcessCapacity()
+        #expect(!index.slotTable.isGrowing && index.count == model.count)
+        for (k, v) in model { #expect(matches(index.entry(forKey: k), v, key: k)) }
+    }
+
     /// A cache evicting and inserting keys of one length reuses the places removed keys left in
     /// the key arena (FreeKeySlots): the arena never grows, so it never has to be compacted.
     @Test func keysOfOneLengthReuseTheArenaInsteadOfGrowingIt() {

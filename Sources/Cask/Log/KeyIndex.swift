@@ -9,14 +9,13 @@ import CaskFormat
 /// makes no per-key allocation. Expiry times live in an array beside the entries, allocated
 /// only once some entry has one (8 bytes per key from then on).
 ///
-/// A key's home slot is its fingerprint scaled to the table's size (`fingerprint * size >> 32`,
-/// any size): growing the table by half and shifting a run back after a removal move slots
-/// without touching (or hashing) any key.
+/// The table of slots (fingerprint and entry number) is a ``SlotTable``, which grows
+/// incrementally and moves slots without touching (or hashing) any key.
 ///
 /// Memory per key: 32 (entry) + key length + 8 / load factor (0.5 ... 0.75) for the slot,
 /// + 8 once any key has an expiry. Not thread-safe: the store uses it under its lock.
 struct KeyIndex: Sendable {
-    private var slots: [UInt64]
+    private(set) var slotTable: SlotTable
     /// The entries in entry order (read by the iteration in KeyIndex+Iteration.swift).
     private(set) var stored: ContiguousArray<StoredIndexEntry> = []
     /// Empty while no entry has an expiry; then one per entry (0 = none).
@@ -31,7 +30,7 @@ struct KeyIndex: Sendable {
     static let minimumSlots = 16
 
     init(capacity: Int = 0) {
-        slots = [UInt64](repeating: 0, count: Self.slotCount(for: capacity))
+        slotTable = SlotTable(size: Self.slotCount(for: capacity))
         seed = UInt64.random(in: .min ... .max)
         stored.reserveCapacity(capacity)
     }
@@ -44,7 +43,7 @@ struct KeyIndex: Sendable {
 
     /// Bytes of memory the index holds (tables and arena), for statistics.
     var memoryBytes: Int {
-        slots.capacity * 8 + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity + freeKeys.memoryBytes
+        slotTable.memoryBytes + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity + freeKeys.memoryBytes
     }
 
     /// The entry numbered `n` (`0 ..< count`; numbers change when an entry is removed).
@@ -85,51 +84,26 @@ struct KeyIndex: Sendable {
     // MARK: Lookup
 
     @inline(__always)
-    private func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
+    func hash(_ key: UnsafeRawBufferPointer) -> UInt64 {
         cask_hash64(key.baseAddress, key.count, seed)
     }
 
-    /// The home slot of a hash: its top 32 bits (the fingerprint) scaled to the table's size.
+    /// The slot (a ``SlotTable`` reference) holding `key`, or nil.
     @inline(__always)
-    private static func home(fingerprint: UInt64, size: Int) -> Int {
-        Int(truncatingIfNeeded: (fingerprint &* UInt64(size)) >> 32)
-    }
-
-    @inline(__always)
-    private func home(_ h: UInt64) -> Int { Self.home(fingerprint: h >> 32, size: slots.count) }
-
-    /// The home slot of an occupied slot's key, from its fingerprint.
-    @inline(__always)
-    private func home(ofSlot s: UInt64) -> Int { Self.home(fingerprint: s >> 32, size: slots.count) }
-
-    /// The slot number holding `key`, or nil.
-    @inline(__always)
-    private func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
-        let fingerprint = h >> 32
-        var i = home(h)
-        return slots.withUnsafeBufferPointer { slots in
-            keys.withUnsafeBytes { arena in
-                stored.withUnsafeBufferPointer { entries in
-                    while true {
-                        let s = slots[i]
-                        if s == 0 { return nil }
-                        if s >> 32 == fingerprint {
-                            let e = entries[Int(s & 0xFFFF_FFFF) - 1]
-                            if Int(e.keyLength) == key.count
-                                && (key.count == 0 || memcmp(arena.baseAddress! + Int(e.keyOffset), key.baseAddress!, key.count) == 0) {
-                                return i
-                            }
-                        }
-                        i += 1
-                        if i == slots.count { i = 0 }
-                    }
+    func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
+        keys.withUnsafeBytes { arena in
+            stored.withUnsafeBufferPointer { entries in
+                slotTable.find(fingerprint: h >> 32) { n in
+                    let e = entries[n]
+                    return Int(e.keyLength) == key.count
+                        && (key.count == 0 || memcmp(arena.baseAddress! + Int(e.keyOffset), key.baseAddress!, key.count) == 0)
                 }
             }
         }
     }
 
     @inline(__always)
-    private func entryNumber(slot: Int) -> Int { Int(slots[slot] & 0xFFFF_FFFF) - 1 }
+    func entryNumber(slot: Int) -> Int { slotTable.entryNumber(slot) }
 
     /// The entry for `key` (its UTF-8 bytes), or nil.
     @inline(__always)
@@ -165,7 +139,6 @@ struct KeyIndex: Sendable {
             set(e, at: n)
             return old
         }
-        if (count + 1) * 4 > slots.count * 3 { grow() }
         var e = entry
         e.keyLength = UInt16(key.count)
         if let place = freeKeys.take(length: key.count) {
@@ -177,12 +150,7 @@ struct KeyIndex: Sendable {
             keys.appendBytes(key)
         }
         append(e)
-        var i = home(h)
-        while slots[i] != 0 {
-            i += 1
-            if i == slots.count { i = 0 }
-        }
-        slots[i] = (h >> 32) << 32 | UInt64(count)
+        slotTable.insert(fingerprint: h >> 32, entryNumber: count - 1, count: count)
         return nil
     }
 
@@ -209,7 +177,7 @@ struct KeyIndex: Sendable {
     private mutating func remove(slot: Int) -> IndexEntry {
         let n = entryNumber(slot: slot)
         let removed = entry(at: n)
-        deleteSlot(slot)
+        slotTable.remove(slot)
         garbageKeyBytes += Int(removed.keyLength)
         freeKeys.add(offset: removed.keyOffset, length: removed.keyLength)
         let last = count - 1
@@ -220,7 +188,7 @@ struct KeyIndex: Sendable {
                 let k = UnsafeRawBufferPointer(rebasing: arena[Int(moved.keyOffset)..<(Int(moved.keyOffset) + Int(moved.keyLength))])
                 return find(k, hash: hash(k))!
             }
-            slots[movedSlot] = (slots[movedSlot] >> 32) << 32 | UInt64(n + 1)
+            slotTable.setEntryNumber(n, at: movedSlot)
             stored[n] = moved
             if !expiries.isEmpty { expiries[n] = expiries[last] }
         }
@@ -233,53 +201,12 @@ struct KeyIndex: Sendable {
     /// Empties the index.
     mutating func removeAll() { self = KeyIndex() }
 
-    /// Linear-probing deletion: shift later members of the run back so no probe stops early.
-    private mutating func deleteSlot(_ hole: Int) {
-        let size = slots.count
-        var hole = hole
-        var i = hole + 1 == size ? 0 : hole + 1
-        slots[hole] = 0
-        while slots[i] != 0 {
-            let home = home(ofSlot: slots[i])
-            // Move slot i into the hole when its home is not in (hole, i].
-            var distanceToHome = i - home, distanceToHole = i - hole
-            if distanceToHome < 0 { distanceToHome += size }
-            if distanceToHole < 0 { distanceToHole += size }
-            if distanceToHome >= distanceToHole {
-                slots[hole] = slots[i]
-                slots[i] = 0
-                hole = i
-            }
-            i = i + 1 == size ? 0 : i + 1
-        }
-    }
-
-    /// Grows the table by half. Slots move by their fingerprints; no key is read.
-    private mutating func grow() {
-        slots = Self.resized(slots, to: slots.count + slots.count / 2)
-    }
-
-    /// Puts the table's slots into a table of `size` slots, by their fingerprints.
-    private static func resized(_ old: [UInt64], to size: Int) -> [UInt64] {
-        var table = [UInt64](repeating: 0, count: size)
-        table.withUnsafeMutableBufferPointer { table in
-            for s in old where s != 0 {
-                var i = home(fingerprint: s >> 32, size: size)
-                while table[i] != 0 {
-                    i += 1
-                    if i == size { i = 0 }
-                }
-                table[i] = s
-            }
-        }
-        return table
-    }
-
     /// Gives back what growing left unused: the table shrinks to 2/3 full when it is less than
     /// half full, and the entry and expiry arrays to their counts. For the end of an open.
     mutating func trimExcessCapacity() {
-        if count * 2 < slots.count && Self.slotCount(for: count) < slots.count {
-            slots = Self.resized(slots, to: Self.slotCount(for: count))
+        slotTable.finishGrowth()
+        if count * 2 < slotTable.size && Self.slotCount(for: count) < slotTable.size {
+            slotTable.resize(to: Self.slotCount(for: count))
         }
         if stored.capacity > count + count / 16 { stored = Self.exactCopy(stored) }
         if expiries.capacity > count + count / 16 { expiries = Self.exactCopy(expiries) }
@@ -325,7 +252,7 @@ struct KeyIndex: Sendable {
 
     /// The hash table as an ``IndexSnapshot`` saves it: each slot is 0 (empty) or the key's
     /// 32-bit fingerprint above its entry number plus one; `seed` keys the hash.
-    var table: (slots: [UInt64], seed: UInt64) { (slots, seed) }
+    var table: (slots: [UInt64], seed: UInt64) { (slotTable.flattened, seed) }
 
     /// An index restored from an ``IndexSnapshot``: `entries` and their `expiries` (empty when
     /// none has one), their keys one after the other in entry order in `keys` (offsets are set
@@ -347,7 +274,7 @@ struct KeyIndex: Sendable {
             occupied += 1
         }
         guard occupied == entries.count else { return nil }
-        self.slots = slots
+        self.slotTable = SlotTable(restoring: slots)
         self.seed = seed
         self.stored = entries
         self.expiries = expiries
@@ -359,43 +286,6 @@ struct KeyIndex: Sendable {
         }
         guard offset == keys.count, findsEveryEntryByItsKey() else { return nil }
         trimExcessCapacity()
-    }
-
-    /// Whether looking up each entry's key finds that very entry. Read-only, so split over the
-    /// cores; the keys are hashed 16 at a time and their home slots prefetched, so that the
-    /// table's cache misses overlap instead of following one another.
-    private func findsEveryEntryByItsKey() -> Bool {
-        let n = count, chunks = n < 1 << 14 ? 1 : 8
-        let failures = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
-            if !findsEntries((n * c / chunks)..<(n * (c + 1) / chunks)) { failures.add(1, ordering: .relaxed) }
-        }
-        return failures.load(ordering: .relaxed) == 0
-    }
-
-    private func findsEntries(_ range: Range<Int>) -> Bool {
-        let batch = 16
-        return keys.withUnsafeBytes { arena in
-            slots.withUnsafeBufferPointer { table in
-                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: batch) { h in
-                    func key(_ i: Int) -> UnsafeRawBufferPointer {
-                        let e = stored[i]
-                        return UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
-                    }
-                    for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
-                        let end = min(range.upperBound, start + batch)
-                        for i in start..<end {
-                            h[i - start] = hash(key(i))
-                            cask_prefetch(table.baseAddress! + home(h[i - start]))
-                        }
-                        for i in start..<end {
-                            guard let slot = find(key(i), hash: h[i - start]), entryNumber(slot: slot) == i else { return false }
-                        }
-                    }
-                    return true
-                }
-            }
-        }
     }
 
     /// Bytes of the keys of the entries (the arena without removed keys' bytes).
