@@ -154,6 +154,12 @@ struct KeyIndex: Sendable {
         return nil
     }
 
+    /// The size of slot table to make ahead for the next growth (``SlotTable/wantsPreparedTable(count:)``).
+    var wantsPreparedSlotTable: Int? { slotTable.wantsPreparedTable(count: count) }
+
+    /// Keeps a zeroed slot table made ahead for the next growth.
+    mutating func adoptPreparedSlotTable(_ table: [UInt64]) { slotTable.adoptPrepared(table) }
+
     /// Removes `key`, returning its entry.
     @discardableResult
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
