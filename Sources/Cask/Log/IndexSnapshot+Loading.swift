@@ -18,8 +18,8 @@ extension IndexSnapshot {
         guard let header = try input.header(), header.segments == segments.count,
               try fs.size(handle) == Int64(header.fileSize),
               let marks = try input.marks(count: header.segments), let changed = try changedTails(marks, segments, fs: fs),
-              let s = try readSections(header, marks: marks, after: input),
-              let index = KeyIndex(restoring: s.entries, expiries: s.expiries, keys: s.keys, slots: s.slots, seed: header.seed),
+              let s = try readSections(header, marks: marks, after: input), let parts = s.takeIndexParts(),
+              let index = KeyIndex(restoring: parts.entries, expiries: parts.expiries, keys: parts.keys, slots: s.slots, seed: header.seed),
               let pins = decodePins(s.pinBytes, count: header.pins, in: marks) else { return nil }
         var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
         if !changed.isEmpty {
@@ -50,7 +50,7 @@ extension IndexSnapshot {
                     reads.slotResult = try input.slots(count: header.slots)
                     reads.slotChecksum = input.checksum
                     var rest = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: restAt)
-                    reads.keyResult = try rest.bytes(count: header.keyBytes)
+                    reads.keyResult = try rest.chunkedBytes(count: header.keyBytes)
                     reads.pinResult = try rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
                     reads.restChecksum = rest.checksum
                 }
@@ -161,8 +161,8 @@ extension IndexSnapshot {
 // returns (which orders the writes before the reads).
 private final class SectionReads: @unchecked Sendable {
     var slotResult: [UInt64]?
-    var entryResult: (ContiguousArray<StoredIndexEntry>, [Int64])?
-    var keyResult: [UInt8]?
+    var entryResult: (ChunkedArray<StoredIndexEntry>, ChunkedArray<Int64>)?
+    var keyResult: ChunkedArray<UInt8>?
     var pinResult: [UInt8]?
     /// A failed read of either thread (index: the part).
     var failures: [CaskError?] = [nil, nil]
@@ -173,9 +173,13 @@ private final class SectionReads: @unchecked Sendable {
 
     var isComplete: Bool { slotResult != nil && entryResult != nil && keyResult != nil && pinResult != nil }
     var slots: [UInt64] { slotResult ?? [] }
-    var entries: ContiguousArray<StoredIndexEntry> { entryResult?.0 ?? [] }
-    var expiries: [Int64] { entryResult?.1 ?? [] }
-    var keys: [UInt8] { keyResult ?? [] }
+    /// The entries, their expiries and the key arena, handed over: this object keeps no
+    /// reference to them (a change to the index would otherwise copy them).
+    func takeIndexParts() -> (entries: ChunkedArray<StoredIndexEntry>, expiries: ChunkedArray<Int64>, keys: ChunkedArray<UInt8>)? {
+        guard let (entries, expiries) = entryResult, let keys = keyResult else { return nil }
+        (entryResult, keyResult) = (nil, nil)
+        return (entries, expiries, keys)
+    }
     var pinBytes: [UInt8] { pinResult ?? [] }
 }
 

@@ -11,62 +11,55 @@ import Darwin
 extension KeyIndex {
     // MARK: Iteration
 
+    /// Runs `body` with the key of entry `n` and the entry.
     @inline(__always)
-    private func key(_ e: StoredIndexEntry, in arena: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+    private func withKeyAndEntry<R>(_ n: Int, _ body: (UnsafeRawBufferPointer, IndexEntry) throws -> R) rethrows -> R {
+        let e = stored[n]
+        return try keys.withKey(at: e.keyOffset, length: e.keyLength) { try body($0, entry(at: n)) }
     }
 
     /// The key of an entry from ``entries``.
     func key(of entry: IndexEntry) -> String {
-        keys.withUnsafeBytes { arena in
-            String(decoding: UnsafeRawBufferPointer(rebasing: arena[Int(entry.keyOffset)..<(Int(entry.keyOffset) + Int(entry.keyLength))]), as: UTF8.self)
-        }
+        keys.withKey(at: entry.keyOffset, length: entry.keyLength) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with every key (as bytes) and entry, in no particular order.
     func forEach(_ body: (UnsafeRawBufferPointer, IndexEntry) -> Void) {
-        keys.withUnsafeBytes { arena in
-            for n in stored.indices { body(key(stored[n], in: arena), entry(at: n)) }
-        }
+        for n in stored.indices { withKeyAndEntry(n, body) }
     }
 
     /// Calls `body` with the key and entry of each entry numbered in `range` (clamped to
     /// ``count``): for walks of the index in slices of the store's lock.
     func forEach(in range: Range<Int>, _ body: (UnsafeRawBufferPointer, IndexEntry) -> Void) {
-        let range = range.clamped(to: stored.indices)
-        keys.withUnsafeBytes { arena in
-            for n in range { body(key(stored[n], in: arena), entry(at: n)) }
-        }
+        for n in range.clamped(to: stored.indices) { withKeyAndEntry(n, body) }
     }
 
     /// The numbers in `range` (clamped to ``count``) of the entries whose key and stored entry
     /// `include` accepts, in ascending order.
     func entryNumbers(in range: Range<Int>, where include: (UnsafeRawBufferPointer, UInt64) -> Bool) -> [Int] {
-        let range = range.clamped(to: stored.indices)
         var found: [Int] = []
-        keys.withUnsafeBytes { arena in
-            stored.withUnsafeBufferPointer { entries in
-                for n in range where include(key(entries[n], in: arena), entries[n].sequence) { found.append(n) }
-            }
+        for n in range.clamped(to: stored.indices) {
+            let e = stored[n]
+            if keys.withKey(at: e.keyOffset, length: e.keyLength, { include($0, e.sequence) }) { found.append(n) }
         }
         return found
     }
 
     /// Calls `body` with the key and entry numbered `n` (`0 ..< count`).
     func withKey<R>(at n: Int, _ body: (UnsafeRawBufferPointer, IndexEntry) -> R) -> R {
-        keys.withUnsafeBytes { arena in body(key(stored[n], in: arena), entry(at: n)) }
+        withKeyAndEntry(n, body)
     }
 
     /// Calls `body` with every key (as bytes) and entry in ``entries`` order, stopping at the
     /// first error.
     func forEachEntry<E: Error>(_ body: (UnsafeRawBufferPointer, IndexEntry) throws(E) -> Void) throws(E) {
-        let result: Result<Void, E> = keys.withUnsafeBytes { arena in
-            for n in stored.indices {
-                do throws(E) { try body(key(stored[n], in: arena), entry(at: n)) } catch { return .failure(error) }
+        for n in stored.indices {
+            let result: Result<Void, E> = withKeyAndEntry(n) { key, e in
+                do throws(E) { try body(key, e) } catch { return .failure(error) }
+                return .success(())
             }
-            return .success(())
+            try result.get()
         }
-        try result.get()
     }
 
     /// The numbers of the entries (positions in ``entries``) that `include` accepts, in
@@ -76,15 +69,13 @@ extension KeyIndex {
         var order: [Int32] = []
         order.reserveCapacity(count)
         for n in stored.indices where include(entry(at: n)) { order.append(Int32(n)) }
-        keys.withUnsafeBytes { arena in
-            stored.withUnsafeBufferPointer { entries in
-                order.sort { a, b in
-                    let x = entries[Int(a)], y = entries[Int(b)]
-                    let common = min(Int(x.keyLength), Int(y.keyLength))
-                    let c = common == 0 ? 0 : memcmp(arena.baseAddress! + Int(x.keyOffset), arena.baseAddress! + Int(y.keyOffset), common)
-                    return c != 0 ? c < 0 : x.keyLength < y.keyLength
-                }
+        order.sort { a, b in
+            let x = stored[Int(a)], y = stored[Int(b)]
+            let common = min(Int(x.keyLength), Int(y.keyLength))
+            let c = common == 0 ? 0 : keys.withKey(at: x.keyOffset, length: x.keyLength) { p in
+                keys.withKey(at: y.keyOffset, length: y.keyLength) { q in memcmp(p.baseAddress!, q.baseAddress!, common) }
             }
+            return c != 0 ? c < 0 : x.keyLength < y.keyLength
         }
         return order
     }

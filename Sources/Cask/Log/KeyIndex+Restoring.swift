@@ -18,25 +18,23 @@ extension KeyIndex {
 
     private func findsEntries(_ range: Range<Int>) -> Bool {
         let batch = 16
-        return keys.withUnsafeBytes { arena in
-            slotTable.current.withUnsafeBufferPointer { table in
-                withUnsafeTemporaryAllocation(of: UInt64.self, capacity: batch) { h in
-                    func key(_ i: Int) -> UnsafeRawBufferPointer {
+        return slotTable.current.withUnsafeBufferPointer { table in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: batch) { h in
+                // No nested function here: one capturing `self` copies the index at each call.
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
+                    let end = min(range.upperBound, start + batch)
+                    for i in start..<end {
                         let e = stored[i]
-                        return UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
+                        h[i - start] = keys.withKey(at: e.keyOffset, length: e.keyLength) { hash($0) }
+                        cask_prefetch(table.baseAddress! + SlotTable.home(fingerprint: h[i - start] >> 32, size: table.count))
                     }
-                    for start in stride(from: range.lowerBound, to: range.upperBound, by: batch) {
-                        let end = min(range.upperBound, start + batch)
-                        for i in start..<end {
-                            h[i - start] = hash(key(i))
-                            cask_prefetch(table.baseAddress! + SlotTable.home(fingerprint: h[i - start] >> 32, size: table.count))
-                        }
-                        for i in start..<end {
-                            guard let slot = find(key(i), hash: h[i - start]), entryNumber(slot: slot) == i else { return false }
-                        }
+                    for i in start..<end {
+                        let e = stored[i]
+                        guard let slot = keys.withKey(at: e.keyOffset, length: e.keyLength, { find($0, hash: h[i - start]) }),
+                              entryNumber(slot: slot) == i else { return false }
                     }
-                    return true
                 }
+                return true
             }
         }
     }

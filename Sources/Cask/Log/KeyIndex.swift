@@ -5,9 +5,11 @@ import CaskFormat
 
 /// The in-memory hash index: key -> ``IndexEntry``. Open addressing with linear probing over a
 /// table of 8-byte slots (32-bit hash fingerprint, entry number); entries live in a dense array
-/// of 32-byte ``StoredIndexEntry`` values and keys in one byte arena, so an index of n keys
-/// makes no per-key allocation. Expiry times live in an array beside the entries, allocated
-/// only once some entry has one (8 bytes per key from then on).
+/// of 32-byte ``StoredIndexEntry`` values and keys in one byte arena (``KeyArena``), so an index
+/// of n keys makes no per-key allocation. Expiry times live in an array beside the entries,
+/// allocated only once some entry has one (8 bytes per key from then on). The three arrays are
+/// ``ChunkedArray``s: adding a key never copies them (a doubling copy was a 17-50 ms put at a
+/// million keys).
 ///
 /// The table of slots (fingerprint and entry number) is a ``SlotTable``, which grows
 /// incrementally and moves slots without touching (or hashing) any key.
@@ -17,22 +19,24 @@ import CaskFormat
 struct KeyIndex: Sendable {
     private(set) var slotTable: SlotTable
     /// The entries in entry order (read by the iteration in KeyIndex+Iteration.swift).
-    private(set) var stored: ContiguousArray<StoredIndexEntry> = []
+    private(set) var stored = ChunkedArray<StoredIndexEntry>(chunkShift: KeyIndex.entryChunkShift)
     /// Empty while no entry has an expiry; then one per entry (0 = none).
-    private var expiries: [Int64] = []
+    private var expiries = ChunkedArray<Int64>(chunkShift: KeyIndex.entryChunkShift)
     /// The key arena: each entry's key at its `keyOffset`.
-    private(set) var keys: [UInt8] = []
+    private(set) var keys = KeyArena()
+    /// Bytes of `keys` no entry uses: removed keys' and padding.
     private var garbageKeyBytes = 0
     /// Places in `keys` that removed keys left, reused by keys of their length.
     private var freeKeys = FreeKeySlots()
     private let seed: UInt64
 
     static let minimumSlots = 16
+    /// Entries (and expiries) per chunk: 16,384 (512 KiB of entries; at most that much unused).
+    static let entryChunkShift = 14
 
     init(capacity: Int = 0) {
         slotTable = SlotTable(size: Self.slotCount(for: capacity))
         seed = UInt64.random(in: .min ... .max)
-        stored.reserveCapacity(capacity)
     }
 
     /// A table size that holds `count` keys at most 3/4 full (2/3 full, leaving room to grow).
@@ -43,7 +47,7 @@ struct KeyIndex: Sendable {
 
     /// Bytes of memory the index holds (tables and arena), for statistics.
     var memoryBytes: Int {
-        slotTable.memoryBytes + stored.capacity * MemoryLayout<StoredIndexEntry>.stride + expiries.capacity * 8 + keys.capacity + freeKeys.memoryBytes
+        slotTable.memoryBytes + stored.memoryBytes + expiries.memoryBytes + keys.memoryBytes + freeKeys.memoryBytes
     }
 
     /// The entry numbered `n` (`0 ..< count`; numbers change when an entry is removed).
@@ -68,7 +72,7 @@ struct KeyIndex: Sendable {
         if !expiries.isEmpty {
             expiries[n] = e.expiry
         } else if e.expiry != 0 {
-            expiries = [Int64](repeating: 0, count: stored.count)
+            expiries = ChunkedArray(repeating: 0, count: stored.count, chunkShift: Self.entryChunkShift)
             expiries[n] = e.expiry
         }
     }
@@ -76,7 +80,7 @@ struct KeyIndex: Sendable {
     private mutating func append(_ e: IndexEntry) {
         stored.append(StoredIndexEntry(e))
         if !expiries.isEmpty || e.expiry != 0 {
-            if expiries.isEmpty { expiries = [Int64](repeating: 0, count: stored.count - 1) }
+            if expiries.isEmpty { expiries = ChunkedArray(repeating: 0, count: stored.count - 1, chunkShift: Self.entryChunkShift) }
             expiries.append(e.expiry)
         }
     }
@@ -91,14 +95,9 @@ struct KeyIndex: Sendable {
     /// The slot (a ``SlotTable`` reference) holding `key`, or nil.
     @inline(__always)
     func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
-        keys.withUnsafeBytes { arena in
-            stored.withUnsafeBufferPointer { entries in
-                slotTable.find(fingerprint: h >> 32) { n in
-                    let e = entries[n]
-                    return Int(e.keyLength) == key.count
-                        && (key.count == 0 || memcmp(arena.baseAddress! + Int(e.keyOffset), key.baseAddress!, key.count) == 0)
-                }
-            }
+        slotTable.find(fingerprint: h >> 32) { n in
+            let e = stored[n]
+            return Int(e.keyLength) == key.count && keys.holds(key, at: e.keyOffset)
         }
     }
 
@@ -143,11 +142,12 @@ struct KeyIndex: Sendable {
         e.keyLength = UInt16(key.count)
         if let place = freeKeys.take(length: key.count) {
             e.keyOffset = place
-            keys.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[Int(place)..<(Int(place) + key.count)]).copyMemory(from: key) }
+            keys.overwrite(at: place, with: key)
             garbageKeyBytes -= key.count
         } else {
-            e.keyOffset = UInt32(keys.count)
-            keys.appendBytes(key)
+            let added = keys.append(key)
+            e.keyOffset = added.offset
+            garbageKeyBytes += added.padding
         }
         append(e)
         slotTable.insert(fingerprint: h >> 32, entryNumber: count - 1, count: count)
@@ -171,12 +171,7 @@ struct KeyIndex: Sendable {
     /// number.
     @discardableResult
     mutating func removeEntry(at n: Int) -> IndexEntry {
-        let e = stored[n]
-        let slot = keys.withUnsafeBytes { arena -> Int in
-            let k = UnsafeRawBufferPointer(rebasing: arena[Int(e.keyOffset)..<(Int(e.keyOffset) + Int(e.keyLength))])
-            return find(k, hash: hash(k))!
-        }
-        return remove(slot: slot)
+        return remove(slot: slot(of: stored[n]))
     }
 
     /// Removes the entry of the occupied slot `slot`.
@@ -190,11 +185,7 @@ struct KeyIndex: Sendable {
         if n != last {
             // Move the last entry into the hole and repoint its slot.
             let moved = stored[last]
-            let movedSlot = keys.withUnsafeBytes { arena -> Int in
-                let k = UnsafeRawBufferPointer(rebasing: arena[Int(moved.keyOffset)..<(Int(moved.keyOffset) + Int(moved.keyLength))])
-                return find(k, hash: hash(k))!
-            }
-            slotTable.setEntryNumber(n, at: movedSlot)
+            slotTable.setEntryNumber(n, at: self.slot(of: moved))
             stored[n] = moved
             if !expiries.isEmpty { expiries[n] = expiries[last] }
         }
@@ -208,50 +199,39 @@ struct KeyIndex: Sendable {
     mutating func removeAll() { self = KeyIndex() }
 
     /// Gives back what growing left unused: the table shrinks to 2/3 full when it is less than
-    /// half full, and the entry and expiry arrays to their counts. For the end of an open.
+    /// half full, and the chunked arrays keep no chunk past their last element's (so at most
+    /// one chunk of each is unused: 512 KiB of entries, 128 KiB of expiries, 256 KiB of key
+    /// bytes). For the end of an open.
     mutating func trimExcessCapacity() {
         slotTable.finishGrowth()
         if count * 2 < slotTable.size && Self.slotCount(for: count) < slotTable.size {
             slotTable.resize(to: Self.slotCount(for: count))
         }
-        if stored.capacity > count + count / 16 { stored = Self.exactCopy(stored) }
-        if expiries.capacity > count + count / 16 { expiries = Self.exactCopy(expiries) }
-        if keys.capacity > keys.count + keys.count / 16 { keys = Self.exactCopy(keys) }
+        stored.releaseSpareChunks()
+        expiries.releaseSpareChunks()
+        keys.releaseSpareChunks()
     }
 
-    /// A copy of `array` in a buffer of exactly its count.
-    private static func exactCopy<T>(_ array: ContiguousArray<T>) -> ContiguousArray<T> {
-        array.withUnsafeBufferPointer { source in
-            ContiguousArray(unsafeUninitializedCapacity: source.count) { buffer, count in
-                _ = buffer.initialize(fromContentsOf: source)
-                count = source.count
-            }
-        }
-    }
-
-    private static func exactCopy<T>(_ array: [T]) -> [T] {
-        array.withUnsafeBufferPointer { source in
-            [T](unsafeUninitializedCapacity: source.count) { buffer, count in
-                _ = buffer.initialize(fromContentsOf: source)
-                count = source.count
-            }
-        }
-    }
-
+    /// Writes the keys again one after the other, dropping removed keys' bytes: O(n), under the
+    /// store's lock, only once more than half the arena (and over 1 MiB) is garbage, which keys
+    /// of one length (their places reused) never reach.
     private mutating func compactKeys() {
-        var arena: [UInt8] = []
-        arena.reserveCapacity(keys.count - garbageKeyBytes)
-        keys.withUnsafeBytes { old in
-            for n in stored.indices {
-                let e = stored[n]
-                let start = Int(e.keyOffset)
-                stored[n].moveKey(to: UInt32(arena.count))
-                arena.appendBytes(UnsafeRawBufferPointer(rebasing: old[start..<(start + Int(e.keyLength))]))
-            }
+        var arena = KeyArena()
+        var padding = 0
+        for n in stored.indices {
+            let e = stored[n]
+            let added = keys.withKey(at: e.keyOffset, length: e.keyLength) { arena.append($0) }
+            stored[n].moveKey(to: added.offset)
+            padding += added.padding
         }
         keys = arena
-        garbageKeyBytes = 0
+        garbageKeyBytes = padding
         freeKeys.removeAll()
+    }
+
+    /// The slot of the stored entry `e`, which is in the index.
+    private func slot(of e: StoredIndexEntry) -> Int {
+        keys.withKey(at: e.keyOffset, length: e.keyLength) { k in find(k, hash: hash(k))! }
     }
 
     // MARK: Restoring
@@ -261,13 +241,13 @@ struct KeyIndex: Sendable {
     var table: (slots: [UInt64], seed: UInt64) { (slotTable.flattened, seed) }
 
     /// An index restored from an ``IndexSnapshot``: `entries` and their `expiries` (empty when
-    /// none has one), their keys one after the other in entry order in `keys` (offsets are set
-    /// here), and the saved table. Nil unless the table has 16 to 2^32 - 1 slots, is no more
+    /// none has one), their keys one after the other in entry order in `keys` (each entry's
+    /// key offset already set to the sum of the lengths before it), and the saved table. Nil unless the table has 16 to 2^32 - 1 slots, is no more
     /// than 3/4 full and its slots name every entry exactly once, and the keys fill `keys`
     /// exactly, and every entry is found by its own key (so a snapshot whose fingerprints or
     /// probe runs are not its keys' is refused, not half-trusted: an entry its key cannot reach
     /// could never be replaced or removed).
-    init?(restoring entries: ContiguousArray<StoredIndexEntry>, expiries: [Int64], keys: [UInt8], slots: [UInt64], seed: UInt64) {
+    init?(restoring entries: ChunkedArray<StoredIndexEntry>, expiries: ChunkedArray<Int64>, keys: ChunkedArray<UInt8>, slots: [UInt64], seed: UInt64) {
         let size = slots.count
         guard keys.count <= Int(UInt32.max), size >= Self.minimumSlots, size < 1 << 32, entries.count * 4 <= size * 3,
               expiries.isEmpty || expiries.count == entries.count else { return nil }
@@ -280,17 +260,19 @@ struct KeyIndex: Sendable {
             occupied += 1
         }
         guard occupied == entries.count else { return nil }
+        var offset = 0
+        for n in entries.indices {
+            let e = entries[n]
+            guard Int(e.keyOffset) == offset else { return nil }
+            offset += Int(e.keyLength)
+        }
+        guard offset == keys.count else { return nil }
         self.slotTable = SlotTable(restoring: slots)
         self.seed = seed
         self.stored = entries
         self.expiries = expiries
-        self.keys = keys
-        var offset = 0
-        for n in self.stored.indices {
-            self.stored[n].moveKey(to: UInt32(offset))
-            offset += Int(self.stored[n].keyLength)
-        }
-        guard offset == keys.count, findsEveryEntryByItsKey() else { return nil }
+        self.keys = KeyArena(keys)
+        guard findsEveryEntryByItsKey() else { return nil }
         trimExcessCapacity()
     }
 

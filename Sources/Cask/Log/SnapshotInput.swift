@@ -43,6 +43,17 @@ struct SnapshotInput {
         return complete ? bytes : nil
     }
 
+    /// The next `count` bytes, read straight into the first chunk of a ``ChunkedArray`` (for
+    /// the key arena).
+    mutating func chunkedBytes(count: Int) throws(CaskError) -> ChunkedArray<UInt8>? {
+        var complete = false
+        let bytes = try ChunkedArray<UInt8>(unsafeUninitializedCount: count, chunkShift: KeyArena.chunkShift) { buffer throws(CaskError) in
+            cask_advise_huge_pages(buffer.baseAddress, count)
+            complete = try read(into: UnsafeMutableRawBufferPointer(buffer))   // any bytes are valid; a short read returns nil below
+        }
+        return complete ? bytes : nil
+    }
+
     /// The header, when its magic and version are this build's and its counts are small
     /// enough for the size arithmetic that follows.
     mutating func header() throws(CaskError) -> IndexSnapshot.Header? {
@@ -84,47 +95,41 @@ struct SnapshotInput {
         return slots
     }
 
-    /// The entries, decoded 1 MiB of the file at a time, each checked against the segments, and
-    /// their expiry times (empty when no entry has one). Decoded straight into an array of
-    /// exactly `count` entries.
-    mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) throws(CaskError) -> (ContiguousArray<StoredIndexEntry>, [Int64])? {
+    /// The entries, decoded 1 MiB of the file at a time, each checked against the segments, with
+    /// their key offsets in a key arena that holds the keys one after the other, and their
+    /// expiry times (empty when no entry has one). Decoded straight into the first chunk of a
+    /// ``ChunkedArray`` of exactly `count` entries.
+    mutating func entries(count: Int, in marks: [IndexSnapshot.SegmentMark]) throws(CaskError) -> (ChunkedArray<StoredIndexEntry>, ChunkedArray<Int64>)? {
         var sizes = SegmentSizes(marks)
-        var expiries: [Int64] = []
-        var withExpiries = false
+        var expiries = ChunkedArray<Int64>(chunkShift: KeyIndex.entryChunkShift)
+        var keyOffset = 0
         var complete = false
-        var failure: CaskError?
         let perChunk = (1 << 20) / IndexSnapshot.entrySize
-        var chunk = [UInt8](repeating: 0, count: perChunk * IndexSnapshot.entrySize)
-        let entries = ContiguousArray<StoredIndexEntry>(unsafeUninitializedCapacity: count) { buffer, initialized in
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: perChunk * IndexSnapshot.entrySize, alignment: 8)
+        defer { chunk.deallocate() }
+        let entries = try ChunkedArray<StoredIndexEntry>(unsafeUninitializedCount: count, chunkShift: KeyIndex.entryChunkShift) { buffer throws(CaskError) in
             cask_advise_huge_pages(buffer.baseAddress, count * MemoryLayout<StoredIndexEntry>.stride)
+            var initialized = 0   // an incomplete array is dropped unread: nil below
             while initialized < count {
                 let n = min(count - initialized, perChunk)
-                let ok = chunk.withUnsafeMutableBytes { raw -> Bool in
-                    let part = UnsafeMutableRawBufferPointer(rebasing: raw[..<(n * IndexSnapshot.entrySize)])
-                    do throws(CaskError) {
-                        guard try read(into: part) else { return false }
-                    } catch {
-                        failure = error
-                        return false
+                let part = UnsafeMutableRawBufferPointer(rebasing: chunk[..<(n * IndexSnapshot.entrySize)])
+                guard try read(into: part) else { return }
+                for i in 0..<n {
+                    guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes),
+                          keyOffset + Int(e.keyLength) <= Int(UInt32.max) else { return }
+                    if e.expiry != 0 && expiries.isEmpty {
+                        expiries = ChunkedArray(repeating: 0, count: initialized, chunkShift: KeyIndex.entryChunkShift)
                     }
-                    for i in 0..<n {
-                        guard let e = IndexSnapshot.decodeEntry(UnsafeRawBufferPointer(part), at: i * IndexSnapshot.entrySize, sizes: &sizes) else { return false }
-                        if e.expiry != 0 && !withExpiries {
-                            withExpiries = true
-                            expiries.reserveCapacity(count)
-                            expiries.append(contentsOf: repeatElement(0, count: initialized))
-                        }
-                        (buffer.baseAddress! + initialized).initialize(to: StoredIndexEntry(e))
-                        initialized += 1
-                        if withExpiries { expiries.append(e.expiry) }
-                    }
-                    return true
+                    var stored = StoredIndexEntry(e)
+                    stored.moveKey(to: UInt32(keyOffset))
+                    keyOffset += Int(e.keyLength)
+                    (buffer.baseAddress! + initialized).initialize(to: stored)
+                    initialized += 1
+                    if !expiries.isEmpty || e.expiry != 0 { expiries.append(e.expiry) }
                 }
-                guard ok else { return }
             }
             complete = true
         }
-        if let failure { throw failure }
         return complete ? (entries, expiries) : nil
     }
 
