@@ -53,8 +53,14 @@ package enum HintFile {
     /// A complete hint file: header, the entry bytes built with ``appendEntry(_:key:to:)``, trailer.
     /// `version` is the entries' encoding: 3 (``HintEntryEncoder``) unless a test writes an older one.
     package static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, body: [UInt8], version: UInt32 = Format.version) -> [UInt8] {
+        encode(segmentID: segmentID, segmentSize: segmentSize, entryCount: entryCount, bodyParts: [body], version: version)
+    }
+
+    /// A complete hint file whose entry bytes are `bodyParts` one after the other (written into
+    /// the file's bytes once, not joined first).
+    package static func encode(segmentID: UInt64, segmentSize: UInt64, entryCount: Int, bodyParts: [[UInt8]], version: UInt32 = Format.version) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Format.hintHeaderSize)
-        bytes.reserveCapacity(Format.hintHeaderSize + body.count + Format.hintTrailerSize)
+        bytes.reserveCapacity(Format.hintHeaderSize + bodyParts.reduce(0) { $0 + $1.count } + Format.hintTrailerSize)
         bytes.withUnsafeMutableBytes { out in
             for (i, b) in Format.hintMagic.enumerated() { out[i] = b }
             out.put(version, at: 8)
@@ -63,8 +69,12 @@ package enum HintFile {
             out.put(UInt64(entryCount), at: 32)
             out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<40]))), at: 40)
         }
-        bytes.append(contentsOf: body)
-        let crc = body.withUnsafeBytes { CRC32C.mask(CRC32C.checksum($0)) }
+        var checksum: UInt32 = 0
+        for part in bodyParts {
+            bytes.append(contentsOf: part)
+            checksum = part.withUnsafeBytes { CRC32C.checksum($0, extending: checksum) }
+        }
+        let crc = CRC32C.mask(checksum)
         withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
         withUnsafeBytes(of: Format.hintEndMagic.littleEndian) { bytes.append(contentsOf: $0) }
         return bytes

@@ -133,3 +133,26 @@ private extension Array where Element == (HintEntry, [UInt8]) {
         }
     }
 }
+
+/// The slot table a growth will need is made ahead only while the index grows, and given back
+/// once it stops: a full cache that only overwrites keeps no second table.
+@Suite struct PreparedSlotTableTests {
+    @Test func aPreparedTableIsMadeWhileGrowingAndGivenBackWhenGrowthStops() {
+        var table = SlotTable(size: 1000)
+        #expect(table.preparationTick(count: 600).wanted == nil, "60% full: no table yet")
+        let wanted = table.preparationTick(count: 700).wanted
+        #expect(wanted == 1500, "70% full and growing: a table half as large again")
+        table.adoptPrepared([UInt64](repeating: 0, count: 1500))
+        let held = table.memoryBytes
+        #expect(table.preparationTick(count: 700).wanted == nil)
+        for _ in 0..<(SlotTable.idleTicksBeforeRelease - 2) {
+            #expect(table.preparationTick(count: 700).released == nil)
+        }
+        #expect(table.preparationTick(count: 701).released == nil, "an added entry restarts the count")
+        for _ in 0..<(SlotTable.idleTicksBeforeRelease - 1) { #expect(table.preparationTick(count: 701).released == nil) }
+        #expect(table.preparationTick(count: 701).released?.count == 1500)
+        #expect(table.memoryBytes <= held - 1500 * 8)
+        #expect(table.preparationTick(count: 701).wanted == nil, "not growing: nothing made")
+        #expect(table.preparationTick(count: 720).wanted == 1500, "growing again")
+    }
+}

@@ -86,16 +86,6 @@ struct HintBuilder: Sendable {
         }
     }
 
-    /// The entries' encoding in one array.
-    private var wholeBody: [UInt8] {
-        guard !parts.isEmpty else { return body }
-        var whole: [UInt8] = []
-        whole.reserveCapacity(parts.count * Self.partSize + body.count)
-        for part in parts { whole.append(contentsOf: part) }
-        whole.append(contentsOf: body)
-        return whole
-    }
-
     /// The entries re-encoded, each passed through `change` (which may also drop it).
     private func rebuilt(_ change: (inout HintEntry, UnsafeRawBufferPointer) -> Bool) -> HintBuilder {
         var rebuilt = HintBuilder()
@@ -117,13 +107,14 @@ struct HintBuilder: Sendable {
     /// The complete hint file for a segment of `segmentSize` bytes. `accessTime(key, offset)`
     /// may supply newer access times than the write times recorded so far.
     func encoded(segmentID: UInt32, segmentSize: Int64, accessTime: ((UnsafeRawBufferPointer, Int) -> Int64?)? = nil) -> [UInt8] {
-        let entries = accessTime.map { accessTime in
+        let source = accessTime.map { accessTime in
             rebuilt { e, key in
                 if let t = accessTime(key, Int(e.offset)) { e.accessTime = t }
                 return true
-            }.wholeBody
-        } ?? wholeBody
-        return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count, body: entries)
+            }
+        } ?? self
+        return HintFile.encode(segmentID: UInt64(segmentID), segmentSize: UInt64(segmentSize), entryCount: count,
+                               bodyParts: source.parts + [source.body])
     }
 }
 

@@ -154,8 +154,9 @@ struct KeyIndex: Sendable {
         return nil
     }
 
-    /// The size of slot table to make ahead for the next growth (``SlotTable/wantsPreparedTable(count:)``).
-    var wantsPreparedSlotTable: Int? { slotTable.wantsPreparedTable(count: count) }
+    /// The size of slot table to make ahead for the next growth, and a prepared table given back
+    /// for the caller to free outside its lock (``SlotTable/preparationTick(count:)``).
+    mutating func slotTablePreparationTick() -> (wanted: Int?, released: [UInt64]?) { slotTable.preparationTick(count: count) }
 
     /// Keeps a zeroed slot table made ahead for the next growth.
     mutating func adoptPreparedSlotTable(_ table: [UInt64]) { slotTable.adoptPrepared(table) }

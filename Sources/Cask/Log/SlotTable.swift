@@ -10,7 +10,7 @@
 /// old table still answers for the keys left in it. Lookups look in the current table, then in
 /// the draining one. 32 slots per insert empty the old table long before the new one is 3/4
 /// full (2.7 would do). The larger table itself is made ahead, outside the lock, by the store's
-/// flush thread once the table is 65% full (``wantsPreparedTable(count:)``); without one, the
+/// flush thread once the table is 65% full and growing (``preparationTick(count:)``); without one, the
 /// insert that starts a growth allocates and zeroes it. `cask-harness growth` (2.5 M new
 /// keys, every put timed): the put that started the growth at 2,274,723 keys took 35.6 ms when
 /// it rehashed the whole table, 13.5 ms in steps with the table allocated inline, and no put
@@ -28,6 +28,10 @@ struct SlotTable: Sendable {
     private var drainNext = 0
     /// A zeroed table of the next growth's size, made outside the owner's lock.
     private var prepared: [UInt64]?
+    /// The entry count at the last ``preparationTick(count:)``, and the ticks since a prepared
+    /// table was last brought closer to use.
+    private var countAtLastTick = 0
+    private var idleTicks = 0
 
     static let minimumSize = 16
     /// Draining slots each insert looks at, at least (and then to the end of a run).
@@ -46,17 +50,37 @@ struct SlotTable: Sendable {
     /// The size of the table the next growth makes.
     private var nextSize: Int { current.count + current.count / 2 }
 
-    /// The size of table to make ahead (zeroed, outside the owner's lock) for the next growth,
-    /// once `count` entries fill 65% of the table and none is made; nil otherwise.
-    func wantsPreparedTable(count: Int) -> Int? {
-        guard prepared == nil, draining.isEmpty, count * 20 > current.count * 13 else { return nil }
-        return nextSize
+    /// Ticks without a new entry after which a prepared table is given back: 50, 1 s of the
+    /// flush thread's 20 ms ticks (a store that adds a key less often makes the table again,
+    /// a few ms of the flush thread, when it next grows past 65%).
+    static let idleTicksBeforeRelease = 50
+
+    /// The flush thread's look at the next growth, at each of its ticks: `wanted` is the size of
+    /// table to make ahead (zeroed, outside the owner's lock) when entries were added since the
+    /// last tick, fill 65% of the table and none is made. A prepared table that no entry has
+    /// been added towards for ``idleTicksBeforeRelease`` ticks is `released`, for the caller to
+    /// free outside its lock: a full cache that only overwrites (it never grows) does not keep
+    /// half its table again in memory (18 MB at a million keys).
+    mutating func preparationTick(count: Int) -> (wanted: Int?, released: [UInt64]?) {
+        let added = count > countAtLastTick
+        countAtLastTick = count
+        if prepared != nil {
+            idleTicks = added ? 0 : idleTicks + 1
+            guard idleTicks >= Self.idleTicksBeforeRelease else { return (nil, nil) }
+            defer { prepared = nil; idleTicks = 0 }
+            return (nil, prepared)
+        }
+        guard added, draining.isEmpty, count * 20 > current.count * 13 else { return (nil, nil) }
+        return (nextSize, nil)
     }
 
     /// Keeps `table` (all zeros, from ``wantsPreparedTable(count:)``) for the next growth when
     /// it still has that growth's size.
     mutating func adoptPrepared(_ table: [UInt64]) {
-        if prepared == nil && table.count == nextSize { prepared = table }
+        if prepared == nil && table.count == nextSize {
+            prepared = table
+            idleTicks = 0
+        }
     }
 
     /// Every slot in one table of ``size`` slots, as a snapshot saves it (the draining table's
