@@ -83,8 +83,13 @@ struct Compactor {
                 listing.records.reserveCapacity(listing.records.count + size * listing.records.count / report.bytesRead * 21 / 20)
             }
             var minimum = UInt64.max
+            var releasedBelow = 0   // pages behind the scan go back every 4 MiB, not after the whole input
             _ = try input.withBytes { raw throws(CaskError) in
                 try SegmentScanner.scan(raw, file: file.path) { h, offset in
+                    if offset - releasedBelow >= 4 << 20 {
+                        input.releasePages(releasedBelow..<offset)
+                        releasedBelow = offset
+                    }
                     listing.records.append(Kept(
                         sequence: h.sequence, accessTime: h.writeTime, input: n, offset: offset, size: h.encodedSize,
                         isTombstone: h.isTombstone, isPin: h.isPin, isRemoval: h.isRemoval))
