@@ -51,8 +51,9 @@ struct SlotTable: Sendable {
     private var nextSize: Int { current.count + current.count / 2 }
 
     /// Ticks without a new entry after which a prepared table is given back: 50, 1 s of the
-    /// flush thread's 20 ms ticks (a store that adds a key less often makes the table again,
-    /// a few ms of the flush thread, when it next grows past 65%).
+    /// flush thread's 20 ms ticks, which run only while something is written (an idle store
+    /// keeps its table; a store that adds a key less often than that makes the table again, a
+    /// few ms of the flush thread, when it next adds one past 65%).
     static let idleTicksBeforeRelease = 50
 
     /// The flush thread's look at the next growth, at each of its ticks: `wanted` is the size of
@@ -74,7 +75,7 @@ struct SlotTable: Sendable {
         return (nextSize, nil)
     }
 
-    /// Keeps `table` (all zeros, from ``wantsPreparedTable(count:)``) for the next growth when
+    /// Keeps `table` (all zeros, from ``preparationTick(count:)``) for the next growth when
     /// it still has that growth's size.
     mutating func adoptPrepared(_ table: [UInt64]) {
         if prepared == nil && table.count == nextSize {
