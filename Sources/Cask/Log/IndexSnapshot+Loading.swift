@@ -18,8 +18,9 @@ extension IndexSnapshot {
         guard let header = try input.header(), header.segments == segments.count,
               try fs.size(handle) == Int64(header.fileSize),
               let marks = try input.marks(count: header.segments), let changed = try changedTails(marks, segments, fs: fs),
-              let s = try readSections(header, marks: marks, after: input), let parts = s.takeIndexParts(),
-              let index = KeyIndex(restoring: parts.entries, expiries: parts.expiries, keys: parts.keys, slots: s.slots, seed: header.seed),
+              let s = try readSections(header, marks: marks, after: input),
+              // The parts are a temporary: the index holds them alone (a change copies nothing).
+              let index = s.takeIndexParts().flatMap({ KeyIndex(restoring: $0.entries, expiries: $0.expiries, keys: $0.keys, slots: s.slots, seed: header.seed) }),
               let pins = decodePins(s.pinBytes, count: header.pins, in: marks) else { return nil }
         var restored = Restored(index: index, pins: pins, maximumSequence: header.maximumSequence)
         if !changed.isEmpty {
