@@ -19,11 +19,13 @@ struct Footprint: ParsableCommand {
         let openSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let after = try Self.anonymousKilobytes()
         let keys = store.count, stats = store.statistics
+        let closeStart = DispatchTime.now().uptimeNanoseconds
         try withStoreErrors { try store.close() }
+        let closeSeconds = Double(DispatchTime.now().uptimeNanoseconds - closeStart) / 1e9
         let perKey = keys == 0 ? 0 : Double(after - before) * 1024 / Double(keys)
-        print(String(format: "footprint %d keys: %.1f bytes per key of anonymous memory (%d KB); the index counts %.1f; from the snapshot: %@; open %.3f s",
+        print(String(format: "footprint %d keys: %.1f bytes per key of anonymous memory (%d KB); the index counts %.1f; from the snapshot: %@; open %.3f s, close %.3f s",
                      keys, perKey, after - before, Double(stats.indexMemoryBytes) / Double(max(1, keys)),
-                     stats.indexLoadedFromSnapshot ? "yes" : "no", openSeconds))
+                     stats.indexLoadedFromSnapshot ? "yes" : "no", openSeconds, closeSeconds))
     }
 
     /// `RssAnon` of this process, in KB.
