@@ -207,4 +207,23 @@ import Testing
         for i in 60..<120 { #expect(try store.value(forKey: "k\(i)") == Data(repeating: UInt8(i), count: 100)) }
         try store.close()
     }
+
+    /// A pass lists every record of its inputs in 24 bytes each, and gets back what it listed:
+    /// the input (up to the last allowed), kind, offset, size, and the access time (clamped as
+    /// the index clamps it).
+    @Test func listedRecordsTakeTwentyFourBytesAndKeepTheirFields() {
+        #expect(MemoryLayout<Compactor.Kept>.stride == 24)
+        for (input, time) in [(0, Int64(0)), (Compactor.maximumInputs - 1, IndexEntry.maximumTime), (17, 1_800_000_000_123)] {
+            for kind in 0..<3 {
+                var r = Compactor.Kept(sequence: .max - 1, accessTime: time, input: input, offset: Int(UInt32.max), size: 1 << 30 + 1100,
+                                       isTombstone: kind == 0, isPin: kind == 1, isRemoval: kind == 2)
+                #expect(r.sequence == .max - 1 && r.input == input && r.offset == Int(UInt32.max) && r.size == 1 << 30 + 1100)
+                #expect(r.accessTime == time && r.isTombstone == (kind == 0) && r.isPin == (kind == 1) && r.isRemoval == (kind == 2))
+                r.accessTime = -5
+                #expect(r.accessTime == 0 && r.input == input && r.isPin == (kind == 1))
+                r.accessTime = .max
+                #expect(r.accessTime == IndexEntry.maximumTime && r.input == input && r.isRemoval == (kind == 2))
+            }
+        }
+    }
 }

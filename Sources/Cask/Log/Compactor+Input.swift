@@ -67,24 +67,34 @@ extension Compactor {
     /// header in the input (``Input/hides(_:)``, ``Input/withKey(of:_:)``).
     struct Kept {
         let sequence: UInt64
-        /// The header's write time when listed; a live value's access time once chosen.
-        var accessTime: Int64
+        /// Bits 0-47 the access time, 48-59 the input, 60-62 the kind: the list of a pass's
+        /// records (one per record of its inputs) takes 24 bytes a record, not 32.
+        private var packed: UInt64
         private let offset32: UInt32
         private let size32: UInt32
-        private let input16: UInt16
-        private let kind: UInt8
+
+        private static let timeMask: UInt64 = (1 << 48) - 1
 
         init(sequence: UInt64, accessTime: Int64, input: Int, offset: Int, size: Int, isTombstone: Bool, isPin: Bool, isRemoval: Bool = false) {
+            precondition(input < Compactor.maximumInputs, "a pass has at most \(Compactor.maximumInputs) inputs")
             self.sequence = sequence
-            self.accessTime = accessTime
+            let kind: UInt64 = (isTombstone ? 1 : 0) | (isPin ? 2 : 0) | (isRemoval ? 4 : 0)
+            packed = UInt64(input) << 48 | kind << 60
             offset32 = UInt32(offset)
             size32 = UInt32(size)
-            input16 = UInt16(input)
-            kind = (isTombstone ? 1 : 0) | (isPin ? 2 : 0) | (isRemoval ? 4 : 0)
+            self.accessTime = accessTime
         }
-        var input: Int { Int(input16) }
+
+        /// The header's write time when listed; a live value's access time once chosen.
+        /// Milliseconds since the Unix epoch, clamped to 0 ... 2^48 - 1 as the index keeps them.
+        var accessTime: Int64 {
+            get { Int64(packed & Self.timeMask) }
+            set { packed = packed & ~Self.timeMask | UInt64(min(max(0, newValue), IndexEntry.maximumTime)) }
+        }
+        var input: Int { Int((packed >> 48) & 0xFFF) }
         var offset: Int { Int(offset32) }
         var size: Int { Int(size32) }
+        private var kind: UInt64 { packed >> 60 }
         var isTombstone: Bool { kind & 1 != 0 }
         /// A pin record (kept only while it is its key's live pin record).
         var isPin: Bool { kind & 2 != 0 }
