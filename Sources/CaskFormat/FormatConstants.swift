@@ -3,9 +3,9 @@
 package enum Format {
     /// The format version this build writes and the newest it reads. Version 2 added pin
     /// records (record kind 3), version 3 compact hint entries, version 4 cache entries (record
-    /// flag ``RecordFlag/entry``), version 5 removal records (record kind 4); every older
-    /// version is read too.
-    package static let version: UInt32 = 5
+    /// flag ``RecordFlag/entry``), version 5 removal records (record kind 4), version 6 tags
+    /// (record flag ``RecordFlag/tagged``); every older version is read too.
+    package static let version: UInt32 = 6
     /// The oldest format version this build reads.
     package static let oldestReadableVersion: UInt32 = 1
 
@@ -50,7 +50,11 @@ package enum Format {
         /// The value starts with an ``EntryHeader`` (format version 4): a cache entry with a
         /// fresh period and a stale window.
         package static let entry: UInt8 = 1 << 2
-        package static let known: UInt8 = compressed | pinned | entry
+        /// Format version 6. On a cache entry: its ``EntryHeader`` lists tags (header version
+        /// 2). On a removal record: its key field is a tag, and it removes the older cache
+        /// entries that list it (instead of the keys under a prefix).
+        package static let tagged: UInt8 = 1 << 3
+        package static let known: UInt8 = compressed | pinned | entry | tagged
     }
 
     package enum SegmentKind: UInt8 {

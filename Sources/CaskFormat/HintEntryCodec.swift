@@ -6,12 +6,12 @@
 /// A 100-byte value under a 16-byte key takes 21 bytes instead of version 2's 68.
 package enum HintEntryCodec {
     /// Descriptor bits: kind in bits 0-1 (0 a removal record, format version 5; else the
-    /// record kind), the record's flags in bits 2-3, then which optional fields follow. Bit 7
-    /// is reserved (0).
+    /// record kind), the record's flags in bits 2-3, then which optional fields follow; bit 7
+    /// (format version 6) the record's ``Format/RecordFlag/tagged`` flag.
     package static let hasOriginalLength: UInt8 = 1 << 4
     package static let hasExpiry: UInt8 = 1 << 5
     package static let hasAccessTime: UInt8 = 1 << 6
-    package static let reservedBits: UInt8 = 1 << 7
+    package static let tagged: UInt8 = 1 << 7
 
     /// The fewest bytes an entry takes (descriptor, four one-byte varints, a one-byte key).
     package static let minimumSize = 6
@@ -48,6 +48,7 @@ package struct HintEntryEncoder: Sendable {
     /// Appends `e` (whose `offset` is not stored) and its key to `body`.
     package mutating func append(_ e: HintEntry, key: UnsafeRawBufferPointer, to body: inout [UInt8]) {
         var descriptor = HintEntryCodec.kindBits(e.kind) | (e.flags & 0b11) << 2
+        if e.flags & Format.RecordFlag.tagged != 0 { descriptor |= HintEntryCodec.tagged }
         if e.originalLength != e.storedLength { descriptor |= HintEntryCodec.hasOriginalLength }
         if e.expiry != 0 { descriptor |= HintEntryCodec.hasExpiry }
         if e.accessTime != e.writeTime { descriptor |= HintEntryCodec.hasAccessTime }
@@ -95,9 +96,13 @@ package struct HintEntryDecoder {
         guard o < bytes.count else { return nil }
         let descriptor = bytes[o]
         o += 1
-        guard descriptor & HintEntryCodec.reservedBits == 0 else { return nil }
         let kind = HintEntryCodec.kind(ofBits: descriptor & 0b11)
-        let flags = (descriptor >> 2) & 0b11
+        var flags = (descriptor >> 2) & 0b11
+        if descriptor & HintEntryCodec.tagged != 0 {
+            // A tagged value is a cache entry; a tagged removal removes a tag. No other kind is.
+            guard kind == .value || kind == .removal else { return nil }
+            flags |= kind == .value ? Format.RecordFlag.tagged | Format.RecordFlag.entry : Format.RecordFlag.tagged
+        }
         guard let sequenceDelta = Self.varint(bytes, &o), let writeDelta = Self.varint(bytes, &o) else { return nil }
         let sequence = previousSequence &+ sequenceDelta
         let writeTime = previousWriteTime &+ HintEntryCodec.unzigzag(writeDelta)

@@ -154,7 +154,7 @@ package enum HintFile {
         if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
             return .invalid("pin entry at \(o) with a value or flags other than pinned")
         }
-        if e.kind == .removal && (e.storedLength != 0 || e.originalLength != 0 || e.flags != 0 || e.expiry != 0) {
+        if e.kind == .removal && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.tagged != 0 || e.expiry != 0) {
             return .invalid("removal entry at \(o) with a value, flags or an expiry")
         }
         return nil

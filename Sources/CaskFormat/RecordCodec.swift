@@ -26,6 +26,8 @@ package struct RecordHeader: Sendable {
     package var isPinned: Bool { flags & Format.RecordFlag.pinned != 0 }
     /// The value starts with an ``EntryHeader``.
     package var isEntry: Bool { flags & Format.RecordFlag.entry != 0 }
+    /// A cache entry whose header lists tags, or a removal record of a tag (format version 6).
+    package var isTagged: Bool { flags & Format.RecordFlag.tagged != 0 }
     package var isTombstone: Bool { kind == .tombstone }
     package var isPin: Bool { kind == .pin }
     /// A removal record: its key field is the prefix of the keys whose older records it removes.
@@ -129,7 +131,7 @@ package enum RecordCodec {
                 return "pin record with a value or flags other than pinned"
             }
         case .removal:
-            if stored != 0 || original != 0 || flags != 0 { return "removal record with a value or flags" }
+            if stored != 0 || original != 0 || flags & ~Format.RecordFlag.tagged != 0 { return "removal record with a value or flags" }
         case .value:
             let compressed = flags & Format.RecordFlag.compressed != 0
             if compressed ? (stored == 0 || original == 0) : (stored != original) {
@@ -137,6 +139,9 @@ package enum RecordCodec {
             }
             if flags & Format.RecordFlag.entry != 0 && original < EntryHeader.size {
                 return "cache entry shorter than its header"
+            }
+            if flags & Format.RecordFlag.tagged != 0 && (flags & Format.RecordFlag.entry == 0 || original < EntryHeader.taggedMinimumSize) {
+                return "tagged value that is not a cache entry with tags"
             }
         }
         return nil

@@ -292,7 +292,8 @@ struct Dump: ParsableCommand {
             if let target = r.pinTarget {
                 flags = (r.pinned ? "pins" : "unpins") + " seq \(target)"   // a pin record
             } else {
-                flags = (r.compressed ? "lz4 " : "") + (r.pinned ? "pinned " : "") + (r.isEntry ? "entry" : "")
+                flags = [r.compressed ? "lz4" : "", r.pinned ? "pinned" : "", r.isEntry ? "entry" : "", r.isTagged ? "tagged" : ""]
+                    .filter { !$0.isEmpty }.joined(separator: " ")
             }
             return [String(r.offset), String(r.size), String(r.sequence), r.kind, flags,
                     String(r.storedLength), String(r.originalLength), ArgumentValues.escaped(r.key)]

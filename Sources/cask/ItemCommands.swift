@@ -73,15 +73,30 @@ struct Get: ParsableCommand {
 }
 
 struct Remove: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key, or with --prefix every key that starts with it; exit 1 when there was none.")
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove a key, with --prefix every key that starts with it, or with --tag every cache entry tagged with it; exit 1 when there was none.")
 
     @Argument(help: "The store directory.") var directory: String
     @OptionGroup var key: KeyArguments
     @Flag(help: "Remove every key that starts with KEY (its UTF-8 bytes), durably, pinned ones included; prints how many.") var prefix = false
+    @Flag(help: "Remove every cache entry whose tags include KEY (1 to 255 bytes), durably; prints how many.") var tag = false
+
+    func validate() throws {
+        if prefix && tag { throw ValidationError("--prefix and --tag cannot be used together") }
+    }
 
     func run() throws {
         let name = try key.resolved()
         let store = try openStore(directory, for: .change)
+        if tag {
+            let removed = try withStoreErrors { try store.removeValues(taggedWith: name) }
+            try withStoreErrors { try store.close() }
+            print("removed \(removed) items")
+            if removed == 0 {
+                printError("cask: no entry is tagged \(ArgumentValues.escaped(name))")
+                throw Exit.no
+            }
+            return
+        }
         if prefix {
             let removed = try withStoreErrors { try store.removeValues(withPrefix: name) }
             try withStoreErrors { try store.close() }

@@ -57,6 +57,15 @@ extension CaskCache {
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int { try disk.removeValues(withPrefix: prefix) }
 
+    /// Removes every entry stored with `tag` in its ``CacheEntryOptions/tags`` before the call,
+    /// and none stored after, from both layers (``DiskStore/removeValues(taggedWith:)``:
+    /// durable before anything is removed, whatever the durability mode; each memory copy goes
+    /// with its record). Values stored with ``setValue(_:forKey:timeToLive:isPinned:)`` have
+    /// no tags. Returns how many live items were removed. No ``CacheEvent`` is sent per key.
+    /// - Throws: what ``DiskStore/removeValues(taggedWith:)`` throws.
+    @discardableResult
+    public func removeValues(taggedWith tag: String) throws(CaskError) -> Int { try disk.removeValues(taggedWith: tag) }
+
     /// Compacts the disk layer now (``DiskStore/compact()``): reclaims the space of removed,
     /// replaced and expired items, the active segment's included.
     @discardableResult
@@ -71,6 +80,12 @@ extension CaskCache {
     @discardableResult
     public func removeValues(withPrefix prefix: String) async throws(CaskError) -> Int {
         try await Self.offload { () throws(CaskError) in try self.removeValues(withPrefix: prefix) }
+    }
+
+    /// ``removeValues(taggedWith:)`` off the caller's executor.
+    @discardableResult
+    public func removeValues(taggedWith tag: String) async throws(CaskError) -> Int {
+        try await Self.offload { () throws(CaskError) in try self.removeValues(taggedWith: tag) }
     }
 
     /// ``metadata(forKey:)`` off the caller's executor.

@@ -136,11 +136,12 @@ extension CaskCache {
     }
 
     /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms
-    /// since 1970), in both layers. The disk layer turns `expiry` into a TTL from its own later
-    /// clock reading: the copy keeps the earlier `expiry`, never later than the record's.
-    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64) throws(CaskError) {
+    /// since 1970), listing `tags`, in both layers. The disk layer turns `expiry` into a TTL
+    /// from its own later clock reading: the copy keeps the earlier `expiry`, never later than
+    /// the record's.
+    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) {
         try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil, expiry: { _ in expiry }) { raw throws(CaskError) in
-            try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry)
+            try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
         }
     }
 

@@ -75,8 +75,11 @@ extension DiskStore {
             try reportDamage(key: key, entry: e, file: FileNames.join(directory, FileNames.segment(e.segment)))
             return nil
         }
+        // A tagged entry's header has no fixed size: its value is read (and checked) for it.
+        let size = h.isTagged ? try withRecord(forKey: key, usedAt: nil) { v, _, _ in v.count } : h.originalLength - (h.isEntry ? EntryHeader.size : 0)
+        guard let size else { return nil }
         return ItemMetadata(
-            key: key, size: h.originalLength - (h.isEntry ? EntryHeader.size : 0), storedSize: Int(e.storedLength),
+            key: key, size: size, storedSize: Int(e.storedLength),
             isCompressed: e.isCompressed, writeDate: Date(milliseconds: h.writeTime), accessDate: Date(milliseconds: e.accessTime),
             expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned, hasStaleWindow: h.isEntry)
     }

@@ -19,6 +19,7 @@ extension DiskStore {
             s.stats.hits = stats.hits
             s.stats.misses = stats.misses
         }
+        try applyTagRemovalsFoundAtOpen()
     }
 
     /// Loads a store without changing anything in its directory (``StoreOptions/isReadOnly``).

@@ -34,8 +34,9 @@ extension DiskStore {
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when the read fails, ``CaskError/closed``.
     public func withValue<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(CaskError) -> R? {
         let now = options.clock.now
-        let result = try withRecord(forKey: key, usedAt: now) { bytes, _, freshUntil -> R? in
-            freshUntil != 0 && now >= freshUntil ? nil : body(bytes)
+        let result = try withRecord(forKey: key, usedAt: now) { bytes, _, header -> R? in
+            let freshUntil = header?.freshUntil ?? 0
+            return freshUntil != 0 && now >= freshUntil ? nil : body(bytes)
         }
         return result ?? nil
     }
@@ -76,14 +77,15 @@ extension DiskStore {
     /// number and expiry, for the cache facade's memory copy) and, for a cache entry, the end of
     /// its fresh period (ms since 1970; 0 for a plain value). A stale entry is handed over too.
     func withRecord<R>(forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
-        try withRecord(forKey: key, usedAt: options.clock.now, body)
+        try withRecord(forKey: key, usedAt: options.clock.now) { body($0, $1, $2?.freshUntil ?? 0) }
     }
 
     /// ``withRecord(forKey:_:)`` as a use at `usedAt` (milliseconds of the store's clock): the
     /// read counts as an access (LRU order, age limit, hit statistics) and finds expired items
     /// gone, as a read by the app does. With nil the live record is read and checked as it
-    /// stands, and nothing but damage changes.
-    private func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
+    /// stands, and nothing but damage changes. `body` gets a cache entry's header (nil for a
+    /// plain value) and the value without it.
+    func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
           try checkKeyLength(keyBytes)
           return try state.withLock { s throws(CaskError) -> ReadPlan in
@@ -108,7 +110,7 @@ extension DiskStore {
 
     /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
     /// damage, which is reported and removes the key).
-    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, Int64) -> R) throws(CaskError) -> R? {
+    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
         switch plan {
         case .miss(let deferred):
             // An item found expired or aged out was evicted: its event goes out now.
@@ -163,29 +165,30 @@ extension DiskStore {
     }
 
     /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
-    /// its value, decompressed when needed, and the end of its fresh period (0 unless it is a
-    /// cache entry, whose ``EntryHeader`` is taken off the value); nil when any check fails.
-    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer, Int64) -> R) -> R? {
+    /// its value, decompressed when needed, and its ``EntryHeader`` (nil unless it is a cache
+    /// entry, whose header is taken off the value); nil when any check fails.
+    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
         guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
               h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
-        if !h.isCompressed { return deliverValue(stored, isEntry: h.isEntry, body) }
+        if !h.isCompressed { return deliverValue(stored, of: h, body) }
         // A temporary buffer (on the stack when it fits), not an array: no malloc and free per read.
         return withUnsafeTemporaryAllocation(byteCount: h.originalLength, alignment: 16) { out -> R? in
             guard Compression.decompress(stored, into: out) else { return nil }
-            return deliverValue(UnsafeRawBufferPointer(out), isEntry: h.isEntry, body)
+            return deliverValue(UnsafeRawBufferPointer(out), of: h, body)
         }
     }
 
     /// Calls `body` with a checked value: a cache entry's without its header (nil when the
-    /// header is not one: damage), a plain value as it is.
+    /// header is not one, or its tags disagree with the record's flag: damage), a plain value
+    /// as it is.
     @inline(__always)
-    private static func deliverValue<R>(_ value: UnsafeRawBufferPointer, isEntry: Bool, _ body: (UnsafeRawBufferPointer, Int64) -> R) -> R? {
-        guard isEntry else { return body(value, 0) }
-        guard let header = EntryHeader.decode(value) else { return nil }
-        return body(UnsafeRawBufferPointer(rebasing: value[EntryHeader.size...]), header.freshUntil)
+    private static func deliverValue<R>(_ value: UnsafeRawBufferPointer, of h: RecordHeader, _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
+        guard h.isEntry else { return body(value, nil) }
+        guard let header = EntryHeader.decode(value), header.matches(taggedFlag: h.isTagged) else { return nil }
+        return body(UnsafeRawBufferPointer(rebasing: value[header.encodedSize...]), header)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

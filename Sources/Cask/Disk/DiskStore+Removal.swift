@@ -37,7 +37,7 @@ extension DiskStore {
         let (ticket, sequence) = try withKeyBytes(prefix) { p throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
                 guard !s.isClosed else { throw .closed }
-                let record = try s.appendRemoval(prefix: p, now: now)
+                let record = try s.appendRemoval(of: p, now: now)
                 s.sweeping[record.sequence] = bytes
                 return (s.awaitSync(record, key: p, installs: false), record.sequence)
             }
@@ -84,23 +84,25 @@ extension StoreState {
     /// is older than `sequence` (a removal record covers them: no tombstone), highest number
     /// first so that no number still to be removed moves. Returns how many were live items.
     mutating func removeEntries(in range: Range<Int>, under prefix: [UInt8], olderThan sequence: UInt64, now: Int64) -> Int {
-        let doomed = index.entryNumbers(in: range) { key, s in s < sequence && PrefixRemovals.key(key, startsWith: prefix) }
-        var live = 0
-        for n in doomed.reversed() {
-            let entry = index.entry(at: n)
-            let isLive = StoreState.goneCause(entry, now: now, ageLimit: ageLimitMilliseconds) == nil
-            let event = isLive && options.eventHandler != nil
-            let key: [UInt8]? = event || !pinRecords.isEmpty || observer != nil ? index.withKey(at: n) { k, _ in Array(k) } : nil
-            forget(index.removeEntry(at: n))
-            if let key {
-                key.withUnsafeBytes { k in
-                    dropPinRecord(forKey: k)
-                    observer?.recordGone(k)
-                }
-                if event { pendingEvents.append(.removed(key: String(decoding: key, as: UTF8.self))) }
+        let doomed = index.entryNumbers(in: range) { key, s in s < sequence && RemovalRecords.key(key, startsWith: prefix) }
+        return doomed.reversed().reduce(0) { $0 + (removeCoveredEntry(at: $1, now: now) ? 1 : 0) }
+    }
+
+    /// Removes entry `n`, which a removal record covers (no tombstone), with its pin record and
+    /// memory copy; a live item's removal is reported as an event. Returns whether it was live.
+    mutating func removeCoveredEntry(at n: Int, now: Int64) -> Bool {
+        let entry = index.entry(at: n)
+        let isLive = StoreState.goneCause(entry, now: now, ageLimit: ageLimitMilliseconds) == nil
+        let event = isLive && options.eventHandler != nil
+        let key: [UInt8]? = event || !pinRecords.isEmpty || observer != nil ? index.withKey(at: n) { k, _ in Array(k) } : nil
+        forget(index.removeEntry(at: n))
+        if let key {
+            key.withUnsafeBytes { k in
+                dropPinRecord(forKey: k)
+                observer?.recordGone(k)
             }
-            if isLive { live += 1 }
+            if event { pendingEvents.append(.removed(key: String(decoding: key, as: UTF8.self))) }
         }
-        return live
+        return isLive
     }
 }

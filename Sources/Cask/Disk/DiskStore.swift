@@ -72,6 +72,7 @@ public final class DiskStore: Sendable {
             self.bufferWriter = nil
             self.syncer = nil
             self.compactor = nil
+            try applyTagRemovalsFoundAtOpen()
             return
         }
         let fs = options.fileSystem
@@ -106,6 +107,7 @@ public final class DiskStore: Sendable {
         ExitFlush.register(self)
         let hints = state.withLock { s in defer { s.pendingHints = [] }; return s.pendingHints }
         if !hints.isEmpty { writeHints(hints) }
+        try applyTagRemovalsFoundAtOpen()
     }
 
     deinit {
@@ -166,10 +168,11 @@ public final class DiskStore: Sendable {
         state.withLock { $0.observer = observer }
     }
 
-    /// Appends the value's record and installs it; returns its sequence number. `entryFlag`:
-    /// `value` starts with an ``EntryHeader`` (``putEntry(_:forKey:freshUntil:timeToLive:)``).
+    /// Appends the value's record and installs it; returns its sequence number. `entryFlags`:
+    /// ``Format/RecordFlag/entry`` when `value` starts with an ``EntryHeader``, plus
+    /// ``Format/RecordFlag/tagged`` when that header lists tags (``putEntry(_:forKey:freshUntil:expiry:tags:)``).
     @discardableResult
-    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool, entryFlag: Bool = false) throws(CaskError) -> UInt64 {
+    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool, entryFlags: UInt8 = 0) throws(CaskError) -> UInt64 {
         try requireWritable()
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
@@ -186,7 +189,7 @@ public final class DiskStore: Sendable {
         }
         var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
         if compressed != nil { flags |= Format.RecordFlag.compressed }
-        if entryFlag { flags |= Format.RecordFlag.entry }
+        flags |= entryFlags
         if options.durability == .everyWrite {
             let ticket: (ticket: UInt64, sequence: UInt64)
             do {

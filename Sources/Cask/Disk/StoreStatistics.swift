@@ -28,6 +28,9 @@ public struct StoreStatistics: Sendable, Equatable {
     /// Keys an open found removed by a removal record (``DiskStore/removeValues(withPrefix:)``)
     /// whose records were still on disk: not lost, removed as asked.
     public var keysRemovedByPrefixAtOpen = 0
+    /// Live items an open found removed by a tag removal (``DiskStore/removeValues(taggedWith:)``)
+    /// whose records were still on disk: not lost, removed as asked.
+    public var keysRemovedByTagAtOpen = 0
     /// Bytes cut from a torn tail on open.
     public var tornTailBytes = 0
     /// Segments whose hint file was missing or invalid and that were scanned on open.

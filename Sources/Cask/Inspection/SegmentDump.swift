@@ -21,6 +21,9 @@ public struct DumpedRecord: Sendable, Codable, Equatable {
     /// Whether the value is a cache entry with a stale window (its value starts with an entry
     /// header, format-spec.md "Entry header"; `originalLength` includes it).
     public var isEntry: Bool = false
+    /// Whether the record is tagged (format version 6): a cache entry whose header lists tags,
+    /// or a removal of a tag (its `key` is the tag, not a prefix).
+    public var isTagged: Bool = false
 }
 
 /// The decoded content of one segment file, damage included.
@@ -48,14 +51,14 @@ public struct SegmentDump: Sendable {
                 case .value: kind = "value"
                 case .tombstone: kind = "tombstone"
                 case .pin: kind = "pin"
-                case .removal: kind = "removal"   // its key is the prefix it removes
+                case .removal: kind = "removal"   // its key is the prefix (or, tagged, the tag) it removes
                 }
                 records.append(DumpedRecord(
                     offset: offset, size: h.encodedSize, sequence: h.sequence, kind: kind,
                     compressed: h.isCompressed, pinned: h.isPinned, key: key, storedLength: h.storedLength,
                     originalLength: h.originalLength, writeTime: h.writeTime,
                     expiryTime: h.isPin || h.expiry == 0 ? nil : h.expiry, pinTarget: h.isPin ? h.pinTarget : nil,
-                    isEntry: h.isEntry))
+                    isEntry: h.isEntry, isTagged: h.isTagged))
             }
         }
         return SegmentDump(

@@ -30,10 +30,15 @@ public struct CacheEntryOptions: Sendable, Equatable {
     /// After the loader failed and a stale value was served instead, how long stale reads of
     /// the key return it without calling the loader again. 30 seconds by default.
     public var failSafeThrottle: Duration
+    /// Labels the stored entry is written with, so that ``CaskCache/removeValues(taggedWith:)``
+    /// removes it together with every other entry that lists one of them (each tag 1 to 255
+    /// UTF-8 bytes, at most 64). Empty by default. Tags are kept on disk with the entry, so a
+    /// removal by tag holds across restarts.
+    public var tags: Set<String>
 
     public init(timeToLive: Duration, staleWindow: Duration = .zero, eagerRefresh: Double? = nil,
                 timeToLiveJitter: Duration = .zero, softTimeout: Duration? = nil, hardTimeout: Duration? = nil,
-                failSafeThrottle: Duration = .seconds(30)) {
+                failSafeThrottle: Duration = .seconds(30), tags: Set<String> = []) {
         self.timeToLive = timeToLive
         self.staleWindow = staleWindow
         self.eagerRefresh = eagerRefresh
@@ -41,6 +46,7 @@ public struct CacheEntryOptions: Sendable, Equatable {
         self.softTimeout = softTimeout
         self.hardTimeout = hardTimeout
         self.failSafeThrottle = failSafeThrottle
+        self.tags = tags
     }
 
     /// Whether every option is in its range (``validate()`` says which is not).
@@ -68,5 +74,11 @@ public struct CacheEntryOptions: Sendable, Equatable {
         for (name, t) in [("softTimeout", softTimeout), ("hardTimeout", hardTimeout)] {
             if let t, t <= .zero { throw .invalidOption("CacheEntryOptions.\(name) must be more than zero (got \(t))") }
         }
+        _ = try DiskStore.checkedTags(sortedTags)
+    }
+
+    /// ``tags`` in a fixed order (their bytes sorted), as the entry header lists them.
+    var sortedTags: [String] {
+        tags.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 }

@@ -165,13 +165,13 @@ extension CaskCache {
         let data = try encode(value, forKey: key)
         let jitter = options.timeToLiveJitter.milliseconds
         let fresh = options.timeToLive.milliseconds + (jitter > 0 ? Int64.random(in: 0...jitter) : 0)
-        guard options.staleWindow > .zero else {
+        guard options.staleWindow > .zero || !options.tags.isEmpty else {
             try store(value, data: data, forKey: key, timeToLive: .milliseconds(fresh), isPinned: false)
             return
         }
         let now = self.options.disk.clock.now
         let freshUntil = DiskStore.expiry(now: now, timeToLive: .milliseconds(fresh))
         let expiry = DiskStore.expiry(now: freshUntil, timeToLive: options.staleWindow)
-        try storeEntry(value, data: data, forKey: key, freshUntil: freshUntil, expiry: expiry)
+        try storeEntry(value, data: data, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: options.sortedTags)
     }
 }

@@ -104,6 +104,11 @@ struct KeyIndex: Sendable {
     @inline(__always)
     func entryNumber(slot: Int) -> Int { slotTable.entryNumber(slot) }
 
+    /// The number (`0 ..< count`) of the entry for `key`, or nil.
+    func entryNumber(forKey key: UnsafeRawBufferPointer) -> Int? {
+        find(key, hash: hash(key)).map { entryNumber(slot: $0) }
+    }
+
     /// The entry for `key` (its UTF-8 bytes), or nil.
     @inline(__always)
     func entry(forKey key: UnsafeRawBufferPointer) -> IndexEntry? {

@@ -21,7 +21,7 @@ extension StoreLoader {
             HintFile.parse(raw, segmentID: UInt64(id), segmentSize: UInt64(size)) { e, keyBytes in
                 maxSeq = max(maxSeq, e.sequence)
                 if e.kind == .removal {
-                    foundRemovals.add(prefix: keyBytes, sequence: e.sequence)
+                    foundRemovals.add(keyBytes, tagged: e.flags & Format.RecordFlag.tagged != 0, sequence: e.sequence)
                     return
                 }
                 if e.kind == .pin {
@@ -64,7 +64,8 @@ extension StoreLoader {
         let failure = bytes.withUnsafeBytes { raw -> HintFile.Failure? in
             guard let size = HintFile.recordedSegmentSize(raw) else { return .invalid("too short") }
             return HintFile.parse(raw, segmentID: UInt64(segment.id), segmentSize: size) { e, key in
-                records[Int(e.offset)] = LostRecord(key: Array(key), sequence: e.sequence, isRemoval: e.kind == .removal)
+                records[Int(e.offset)] = LostRecord(key: Array(key), sequence: e.sequence, isRemoval: e.kind == .removal,
+                                                    isTagged: e.flags & Format.RecordFlag.tagged != 0)
             }
         }
         return failure == nil ? records : nil
@@ -96,7 +97,7 @@ extension StoreLoader {
                 if listed != nil { kept[offset] = h.sequence }
                 let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                 if h.isRemoval {
-                    foundRemovals.add(prefix: key, sequence: h.sequence)
+                    foundRemovals.add(key, tagged: h.isTagged, sequence: h.sequence)
                     return
                 }
                 if h.isPin {
@@ -142,7 +143,7 @@ extension StoreLoader {
             let lost = listed.filter { kept[$0.key] != $0.value.sequence }.map(\.value)
             lostRecords += lost.filter { !$0.isRemoval }
             // A removal record the intact hint lists was durable: it applies even if its bytes are gone.
-            for r in lost where r.isRemoval { r.key.withUnsafeBytes { removals.add(prefix: $0, sequence: r.sequence) } }
+            for r in lost where r.isRemoval { r.key.withUnsafeBytes { removals.add($0, tagged: r.isTagged, sequence: r.sequence) } }
         } else {
             noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
         }

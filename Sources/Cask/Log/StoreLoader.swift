@@ -49,12 +49,14 @@ struct StoreLoader {
     struct LostRecord {
         var key: [UInt8]
         var sequence: UInt64
-        /// A removal record (its key is the prefix): applied even when its bytes are lost.
+        /// A removal record (its key is the prefix or tag): applied even when its bytes are lost.
         var isRemoval = false
+        /// A tagged record: for a removal, its key is a tag.
+        var isTagged = false
     }
     var pins: [FoundPin] = []
     /// Removal records found (applied once every segment is loaded, step 4).
-    var removals = PrefixRemovals()
+    var removals = RemovalRecords()
 
     init(directory: String, options: StoreOptions) {
         self.directory = directory
@@ -95,6 +97,7 @@ struct StoreLoader {
         let livePins = applyPinRecords()
         var state = try readOnly ? startReadOnlyState(with: kept, opened: current, listing: listing) : startState(with: kept, listing: listing)
         for (key, location) in livePins { key.withUnsafeBytes { state.setLivePinRecord(location, forKey: $0) } }
+        noteTagRemovals(in: &state)
         guard !readOnly else { return state }
         for id in hintsToWrite { state.writeHint(for: id) }
         try tombstone(dropped, in: &state)
@@ -263,6 +266,15 @@ struct StoreLoader {
         }
         for key in removed { key.withUnsafeBytes { _ = index.removeValue(forKey: $0) } }
         stats.keysRemovedByPrefixAtOpen = removed.count
+    }
+
+    /// Step 4, last: the tag removals found are applied once the store is open (a tagged
+    /// entry's tags are in its record: ``DiskStore/removeTaggedEntries(_:now:)``); until then
+    /// they are noted as walking, so that compaction keeps their records and no index
+    /// snapshot is written.
+    func noteTagRemovals(in state: inout StoreState) {
+        state.tagRemovalsAtOpen = removals.tags
+        for r in removals.tags.removals { state.sweeping[r.sequence] = r.tag }
     }
 
     /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of

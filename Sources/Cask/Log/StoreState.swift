@@ -110,6 +110,8 @@ struct StoreState: Sendable {
     /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
     /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
     var sweeping: [UInt64: [UInt8]] = [:]
+    /// Tag removals an open found, applied as the open ends (DiskStore+TagRemoval.swift).
+    var tagRemovalsAtOpen = TagRemovals()
     var limits: StoreLimits { options.limits }
     /// The active segment.
     var active: SegmentFile { writer.file }
@@ -174,12 +176,13 @@ struct StoreState: Sendable {
                          originalLength: 0, flags: 0, expiry: hiding, now: now)
     }
 
-    /// Appends a removal record for `prefix` (format-spec.md, "Record": kind 4): every value
-    /// record of a key starting with `prefix` and a lower sequence number is removed by it.
-    /// Returns where it lies (its sequence is the entry's); nothing in the index changes.
-    mutating func appendRemoval(prefix: UnsafeRawBufferPointer, now: Int64) throws(CaskError) -> IndexEntry {
-        try appendRecord(kind: .removal, key: prefix, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                         originalLength: 0, flags: 0, expiry: 0, now: now)
+    /// Appends a removal record (format-spec.md, "Record": kind 4): of `key` as a prefix (every
+    /// value record of a key starting with it and a lower sequence number is removed by it), or
+    /// with `tag` of `key` as a tag (every older cache entry listing it). Returns where it lies
+    /// (its sequence is the entry's); nothing in the index changes.
+    mutating func appendRemoval(of key: UnsafeRawBufferPointer, tag: Bool = false, now: Int64) throws(CaskError) -> IndexEntry {
+        try appendRecord(kind: .removal, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
+                         originalLength: 0, flags: tag ? Format.RecordFlag.tagged : 0, expiry: 0, now: now)
     }
 
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
