@@ -20,10 +20,12 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 5          # reads versions 1 to 5 (2 added pin records, kind 3; 3 compact hint entries;
+VERSION = 6          # reads versions 1 to 6 (2 added pin records, kind 3; 3 compact hint entries;
                      # 4 cache entries: record flag bit 2, the value starts with an entry header;
-                     # 5 removal records, kind 4: the key field is a prefix)
-ENTRY_HEADER = 9     # u8 version (1), i64 freshUntil (ms, > 0)
+                     # 5 removal records, kind 4: the key field is a prefix; 6 tags: flag bit 3,
+                     # entry header version 2, a tagged removal's key field is a tag)
+ENTRY_HEADER = 9     # u8 version (1, or 2 with tags), i64 freshUntil (ms, > 0)
+TAGGED_ENTRY_MIN = 12  # version 2: + u8 tag count (1..64), then per tag u8 length (1..255) and bytes
 SEGMENT_HEADER = 48
 RECORD_HEADER = 40
 HINT_HEADER = 48
@@ -76,7 +78,7 @@ def decode_record(b, off):
     if len(b) - off < RECORD_HEADER:
         return None
     crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
-    if kind not in (1, 2, 3, 4) or flags & ~7:
+    if kind not in (1, 2, 3, 4) or flags & ~15:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
         return None
@@ -87,8 +89,8 @@ def decode_record(b, off):
     elif kind == 3:      # pin record: no value, only the pinned flag
         if slen or olen or flags & ~2:
             return None
-    elif kind == 4:      # removal record: the key field is a prefix; no value, no flags, no expiry
-        if slen or olen or flags or expiry:
+    elif kind == 4:      # removal record: the key field is a prefix (or, flag bit 3, a tag); no value, no expiry
+        if slen or olen or flags & ~8 or expiry:
             return None
     elif compressed:
         if slen == 0 or olen == 0:
@@ -96,6 +98,8 @@ def decode_record(b, off):
     elif slen != olen:
         return None
     if flags & 4 and olen < ENTRY_HEADER:
+        return None
+    if kind == 1 and flags & 8 and (not flags & 4 or olen < TAGGED_ENTRY_MIN):
         return None
     end = off + RECORD_HEADER + klen + slen
     if end > len(b):
@@ -196,9 +200,11 @@ def parse_compact_entries(b, body_end, seg_size):
         d = b[off]
         off += 1
         kind, flags = d & 3, (d >> 2) & 3
-        if d & 0x80:
-            return None
         kind = kind or 4         # kind bits 0: a removal record (format version 5)
+        if d & 0x80:             # bit 7: tagged (format version 6), values and removals only
+            if kind not in (1, 4):
+                return None
+            flags |= 8 | (4 if kind == 1 else 0)
         fields = []
         for present in (True, True, d & 0x20, d & 0x40, True, True, d & 0x10):
             if not present:
@@ -221,7 +227,7 @@ def parse_compact_entries(b, body_end, seg_size):
             return None
         if kind == 3 and (slen or olen or flags & ~2):
             return None
-        if kind == 4 and (slen or olen or flags or expiry):
+        if kind == 4 and (slen or olen or flags & ~8 or expiry):
             return None
         entries.append({"seq": seq, "offset": roff, "write": write, "expiry": expiry, "access": atime,
                         "kind": kind, "flags": flags, "key": b[off:off + klen],
@@ -252,7 +258,7 @@ def read_store(directory):
 
     newest = {}          # key -> (seq, info)
     pins = []            # (seq, key, target seq, pinned): pin records, applied after all (step 4)
-    removals = []        # (seq, prefix): removal records, applied after all (step 4)
+    removals = []        # (seq, prefix or tag, tagged): removal records, applied after all (step 4)
     bound = 0            # salvage bound (spec step 7)
     problems = []
     for pos, i in enumerate(order):
@@ -264,7 +270,7 @@ def read_store(directory):
         if entries is not None:
             for e in entries:
                 if e["kind"] == 4:
-                    removals.append((e["seq"], e["key"]))
+                    removals.append((e["seq"], e["key"], bool(e["flags"] & 8)))
                     continue
                 if e["kind"] == 3:
                     pins.append((e["seq"], e["key"], e["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(e["flags"] & 2)))
@@ -287,7 +293,7 @@ def read_store(directory):
             damage = []
         for r in records:
             if r["kind"] == 4:
-                removals.append((r["seq"], r["key"]))
+                removals.append((r["seq"], r["key"], bool(r["flags"] & 8)))
                 continue
             if r["kind"] == 3:
                 pins.append((r["seq"], r["key"], r["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(r["flags"] & 2)))
@@ -309,8 +315,17 @@ def read_store(directory):
             bound = max(bound, b)
     # A removal record removes every older record of a key that starts with its prefix
     # (spec: "Recovery on open", step 4).
-    for key in [k for k, (seq, _) in newest.items() if any(seq < rs and k.startswith(p) for rs, p in removals)]:
+    prefixes = [(rs, p) for rs, p, tagged in removals if not tagged]
+    for key in [k for k, (seq, _) in newest.items() if any(seq < rs and k.startswith(p) for rs, p in prefixes)]:
         del newest[key]
+    # A tag removal removes every older tagged cache entry whose entry header lists the tag
+    # (spec: "Removal by tag"); the tags are read from the records.
+    tags = [(rs, t) for rs, t, tagged in removals if tagged]
+    for key in [k for k, (seq, info) in newest.items() if tags and info["kind"] == 1 and info["flags"] & 8]:
+        seq, info = newest[key]
+        found = value_of(info)
+        if found is not None and any(seq < rs and t in found[2] for rs, t in tags):
+            del newest[key]
     # Pin records, in sequence order, set or clear the pinned flag of the value record they
     # name while it is still the key's newest record (spec: "Recovery on open", step 4).
     for seq, key, target, pinned in sorted(pins, key=lambda p: p[0]):
@@ -321,7 +336,8 @@ def read_store(directory):
 
 
 def value_of(info):
-    """(value, fresh_until) of a record (fresh_until 0 unless it is a cache entry), or None."""
+    """(value, fresh_until, tags) of a record (fresh_until 0 and no tags unless it is a cache
+    entry), or None."""
     rec = info["record"]
     if rec is None:
         return None
@@ -334,12 +350,26 @@ def value_of(info):
         if len(out) != rec["original_length"]:
             return None
     if not rec["flags"] & 4:
-        return out, 0
-    # Spec "Entry header": the value starts with version 1 and a positive freshUntil.
-    if len(out) < ENTRY_HEADER or out[0] != 1:
+        return out, 0, []
+    # Spec "Entry header": version 1 (no tags) or 2 (tags, with record flag bit 3), then a
+    # positive freshUntil; version 2 lists 1..64 tags of 1..255 bytes each.
+    version = out[0] if out else 0
+    if len(out) < ENTRY_HEADER or version not in (1, 2) or (version == 2) != bool(rec["flags"] & 8):
         return None
     fresh_until = struct.unpack_from("<q", out, 1)[0]
-    return (out[ENTRY_HEADER:], fresh_until) if fresh_until > 0 else None
+    if fresh_until <= 0:
+        return None
+    if version == 1:
+        return out[ENTRY_HEADER:], fresh_until, []
+    if len(out) <= ENTRY_HEADER or not 1 <= out[ENTRY_HEADER] <= 64:
+        return None
+    tags, off = [], ENTRY_HEADER + 1
+    for _ in range(out[ENTRY_HEADER]):
+        if off >= len(out) or out[off] == 0 or off + 1 + out[off] > len(out):
+            return None
+        tags.append(bytes(out[off + 1:off + 1 + out[off]]))
+        off += 1 + out[off]
+    return out[off:], fresh_until, tags
 
 
 def main():
@@ -363,7 +393,7 @@ def main():
         if found is None:
             problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
             continue
-        value, fresh_until = found
+        value, fresh_until, _tags = found
         items.append({"key": key.decode("utf-8"), "size": len(value), "storedSize": info["stored_length"],
                       "compressed": bool(info["flags"] & 1), "pinned": pinned, "staleWindow": fresh_until > 0,
                       "expiryTime": info["expiry"] or None, "crc32c": crc32c(value)})

@@ -36,11 +36,12 @@ func example_README_1() throws {
 func example_README_2() async throws {
     struct Profile: Codable, Sendable { var name: String }
     let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
-    let entry = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400))
+    let entry = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400), tags: ["team:7"])
     let profile = try await profiles.value(forKey: "profile:1", as: Profile.self, options: entry) {
         Profile(name: "Ada")                 // the loader: your backend call
     }
     print(profile.name)
+    try await profiles.removeValues(taggedWith: "team:7")   // every entry tagged team:7, durably
     try await profiles.close()
 }
 
@@ -218,6 +219,21 @@ func example_LoadingValues_2() throws {
     try teams.setValue("Barbara", forKey: "team:7:lead")          // written after: kept
     print(removed, teams.count)                                   // 2 2
     try teams.close()
+}
+
+// Sources/Cask/Cask.docc/LoadingValues.md, line 148
+func example_LoadingValues_3() async throws {
+    struct User: Codable, Sendable { var id: Int; var name: String }
+
+    func refreshTeam(_ cache: CaskCache) async throws {
+        let options = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400),
+                                        tags: ["team:7", "org:1"])
+        let user = try await cache.value(forKey: "user:1", as: User.self, options: options) {
+            User(id: 1, name: "Ada")                                  // the loader
+        }
+        let removed = try await cache.removeValues(taggedWith: "team:7")   // user:1 goes; org:1 is only a tag
+        print(user.name, removed)                                    // Ada 1
+    }
 }
 
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18

@@ -24,9 +24,14 @@ enum ModelOp: CustomStringConvertible {
     case removeExpired
     case removeAllPinned(Bool)
     case removePrefix(String)
+    /// A cache entry listing tags `t<n>` (disk and cache targets; through the disk layer).
+    case putTagged(key: Int, size: Int, tags: [Int])
+    case removeTag(Int)
     case compact
     case removeAll
     case reopen
+    /// A reopen without the index snapshot: from hints, tag and prefix removals applied again.
+    case reopenFromHints
     case advance(Int64)
     /// A put, get or remove through the cache facade's disk layer directly (cache target only).
     indirect case throughDisk(ModelOp)
@@ -45,6 +50,9 @@ enum ModelOp: CustomStringConvertible {
         case .removeExpired: return "removeExpired()"
         case let .removeAllPinned(p): return "removeAll(pinned: \(p))"
         case let .removePrefix(p): return "removeValues(withPrefix: \"\(p)\")"
+        case let .putTagged(k, size, tags): return "putEntry(k\(k), \(size) B, tags \(tags.map { "t\($0)" }))"
+        case let .removeTag(t): return "removeValues(taggedWith: \"t\(t)\")"
+        case .reopenFromHints: return "reopen (no snapshot)"
         case .compact: return "compact()"
         case .removeAll: return "removeAll()"
         case .reopen: return "reopen"
@@ -120,6 +128,13 @@ struct ModelGenerator {
             case 82..<83: return .removeAll
             case 83..<86: return isMemory ? .get(key) : .reopen
             case 86..<89: return isMemory ? .get(key) : .removePrefix(chance(25) ? "k" : CacheModel.key(key))
+            case 89..<93:
+                let tags = (0..<3).filter { _ in chance(40) }
+                return isMemory ? .get(key) : .putTagged(key: key, size: chance(50) ? int(0...40) : int(0...2000), tags: tags)
+            case 93..<95: return isMemory ? .get(key) : .removeTag(int(0...2))
+            // Only without limits: a reopen from hints may bring back an item evicted without a
+            // tombstone (format-spec.md, "Eviction without a tombstone").
+            case 95..<96: return isMemory || config.countLimit != nil || config.byteLimit != nil || config.ageLimit != nil ? .get(key) : .reopenFromHints
             default: return .advance(Int64(chance(20) ? 0 : int(1...1500)))
             }
         }
@@ -142,6 +157,7 @@ struct CacheModel {
         var pinned: Bool
         var order: UInt64      // write order (disk) or use order (memory)
         var cost: Int          // memory cost, or disk record bytes
+        var tags: Set<Int> = []   // a cache entry's tags (disk)
     }
     var items: [Int: Item] = [:]   // held items (the disk store also holds gone items until noticed)
     var now: Int64 = 1_800_000_000_000
@@ -150,6 +166,11 @@ struct CacheModel {
 
     static func key(_ k: Int) -> String { "k\(k)" }
     static func recordSize(_ k: Int, _ size: Int) -> Int { 40 + key(k).utf8.count + size }
+    /// A cache entry's record: its entry header (9 bytes, or with tags 10 plus each tag's
+    /// length byte and bytes) is part of the value.
+    static func entryRecordSize(_ k: Int, _ size: Int, tags: [Int]) -> Int {
+        recordSize(k, size) + 9 + (tags.isEmpty ? 0 : 1 + tags.count * 3)
+    }
 
     /// Expired (TTL) or past the age limit, and not pinned.
     func isGone(_ item: Item) -> Bool {
@@ -366,6 +387,31 @@ final class ModelRun {
             if removed != live { return "removed \(removed), model says \(live)" }
             // The removal record is a write too (see .remove).
             if let problem = applyEvictions() { return problem }
+        case let .putTagged(k, size, tags):
+            return try putTagged(k, size: size, tags: tags)
+        case let .removeTag(t):
+            let removed = facade != nil ? try facade!.removeValues(taggedWith: "t\(t)") : try store.removeValues(taggedWith: "t\(t)")
+            let victims = model.items.filter { $0.value.tags.contains(t) }
+            let live = victims.values.filter { !model.isGone($0) }.count
+            for k in victims.keys { model.items[k] = nil }
+            if removed != live { return "removed \(removed), model says \(live)" }
+            if let problem = applyEvictions() { return problem }
+        case .reopenFromHints:
+            if let cache { try cache.close() } else { try store.close() }
+            try removeIndexSnapshot(directory.path)
+            try open()
+            // Without the snapshot, access times are the hints' (older ones), and an item dropped
+            // for its TTL without a tombstone is back in the index, still expired (format-spec.md,
+            // "Eviction without a tombstone"): the model takes the store's times, and both drop
+            // what has expired. Every live item and its value must be as before.
+            _ = try self.store!.removeExpired()
+            for (k, item) in model.items where model.isGone(item) { model.items[k] = nil }
+            evictions.withLock { $0 = [] }
+            for k in Array(model.items.keys) {
+                if let m = try self.store!.metadata(forKey: CacheModel.key(k)) {
+                    model.items[k]!.access = Int64((m.accessDate.timeIntervalSince1970 * 1000).rounded())
+                }
+            }
         case let .removeAllPinned(pinned):
             let removed = try store.removeAll(pinned: pinned)
             let victims = model.items.filter { $0.value.pinned == pinned }.keys
@@ -388,6 +434,29 @@ final class ModelRun {
         case .trimToAge:
             break
         }
+        return nil
+    }
+
+    /// A cache entry of `size` bytes listing `tags` (sorted, as the facade sorts them), fresh
+    /// and kept far beyond the sequence's clock, written through the disk layer.
+    func putTagged(_ k: Int, size: Int, tags: [Int]) throws -> String? {
+        let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
+        let record = CacheModel.entryRecordSize(k, size, tags: tags)
+        let budget = CacheModel.itemBudget(byteLimit: config.byteLimit)
+        let far = model.now + 1_000_000_000
+        do {
+            _ = try data.withUnsafeBytes { try store!.putEntry($0, forKey: CacheModel.key(k), freshUntil: far, expiry: far, tags: tags.map { "t\($0)" }) }
+        } catch let error as CaskError {
+            guard case .exceedsByteLimit = error else { throw error }
+            if let budget, record > budget { return applyEvictions() }
+            return "refused a \(record)-byte entry under a \(budget.map(String.init) ?? "missing") budget"
+        }
+        if let budget, record > budget { return "accepted a \(record)-byte entry over the \(budget)-byte budget" }
+        model.counter += 1
+        model.items[k] = .init(value: data, access: model.now, expiry: nil, pinned: false, order: model.counter, cost: record, tags: Set(tags))
+        if let problem = applyEvictions(sparing: k) { return problem }
+        if let c = config.countLimit, model.items.count > c { return "holds \(model.items.count) items over the count limit \(c)" }
+        if let budget, model.heldBytes > budget { return "live bytes \(model.heldBytes) over the budget \(budget)" }
         return nil
     }
 

@@ -10,9 +10,9 @@ import CaskFormat
     @Test func segmentHeaderMatchesTheSpecExample() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         #expect(hex(header.encoded()) == """
-            43 41 53 4b 53 45 47 00 05 00 00 00 01 00 00 00 \
+            43 41 53 4b 53 45 47 00 06 00 00 00 01 00 00 00 \
             01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 \
-            00 00 00 00 00 00 00 00 6c ac 3e cd 00 00 00 00
+            00 00 00 00 00 00 00 00 1a 37 84 6a 00 00 00 00
             """)
     }
 
@@ -27,13 +27,13 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 6 is refused as newer.
-        var v6 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v6[8] = 6
-        let crc = v6.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v6[40 + i] = $0[i] } }
-        guard case .newerVersion(6) = v6.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-6 header is not refused")
+        // Version 7 is refused as newer.
+        var v7 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v7[8] = 7
+        let crc = v7.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v7[40 + i] = $0[i] } }
+        guard case .newerVersion(7) = v7.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-7 header is not refused")
             return
         }
     }
@@ -43,6 +43,17 @@ import CaskFormat
         var bytes = [UInt8](repeating: 0, count: EntryHeader.size)
         bytes.withUnsafeMutableBytes { EntryHeader(freshUntil: 1_800_000_060_000).encode(into: $0) }
         #expect(hex(bytes) == "01 60 3a 5d 18 a3 01 00 00")
+        // Tagged (format version 6): header version 2, one tag "team:7".
+        let tagged = EntryHeader(freshUntil: 1_800_000_060_000, tags: [Array("team:7".utf8)])
+        var taggedBytes = [UInt8](repeating: 0, count: tagged.encodedSize)
+        taggedBytes.withUnsafeMutableBytes { tagged.encode(into: $0) }
+        #expect(hex(taggedBytes) == "02 60 3a 5d 18 a3 01 00 00 01 06 74 65 61 6d 3a 37")
+        #expect(taggedBytes.withUnsafeBytes { EntryHeader.decode($0) } == tagged)
+        // A tag count of 0, a tag length of 0, or a tag running past the value is damage.
+        for damaged in [Array(taggedBytes[..<10]) + [0], Array(taggedBytes[..<9]) + [0], Array(taggedBytes[..<11]) + [0],
+                        Array(taggedBytes.dropLast())] {
+            #expect(damaged.withUnsafeBytes { EntryHeader.decode($0) } == nil, "\(hex(damaged))")
+        }
         #expect(bytes.withUnsafeBytes { EntryHeader.decode($0) } == EntryHeader(freshUntil: 1_800_000_060_000))
         let bads: [[UInt8]] = [Array(bytes.prefix(8)), [2] + bytes.dropFirst(), [1, 0, 0, 0, 0, 0, 0, 0, 0]]
         for bad in bads {

@@ -13,16 +13,21 @@ import CaskFormat
         var offset = UInt64(Format.segmentHeaderSize)
         var sequence: UInt64 = rng.next() % 3 == 0 ? .max - 100 : rng.next() % 1000
         return (0..<count).map { _ in
-            let kind: Format.RecordKind = [.value, .tombstone, .pin][Int(rng.next() % 3)]
+            let kind: Format.RecordKind = [.value, .tombstone, .pin, .removal][Int(rng.next() % 4)]
             let key = (0..<Int(1 + rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let stored = kind == .value ? Int(rng.next() % 5000) : 0
             let compressed = kind == .value && stored > 0 && rng.next() % 2 == 0
             let pick = { (rng: inout SeededBytes) -> Int64 in rng.next() % 2 == 0 ? times[Int(rng.next() % 7)] : Int64(bitPattern: rng.next()) }
             let write = pick(&rng)
+            // Tagged (format version 6): a value is then a cache entry; a removal removes a tag.
+            let tagged = (kind == .value || kind == .removal) && rng.next() % 3 == 0
+            var flags: UInt8 = (kind == .value || kind == .pin) && rng.next() % 2 == 0 ? Format.RecordFlag.pinned : 0
+            if compressed { flags |= Format.RecordFlag.compressed }
+            if tagged { flags |= kind == .value ? Format.RecordFlag.tagged | Format.RecordFlag.entry : Format.RecordFlag.tagged }
             let e = HintEntry(
                 sequence: sequence, offset: offset, writeTime: write,
-                expiry: rng.next() % 2 == 0 ? 0 : pick(&rng), accessTime: rng.next() % 2 == 0 ? write : pick(&rng),
-                kind: kind, flags: (compressed ? Format.RecordFlag.compressed : 0) | (kind != .tombstone && rng.next() % 2 == 0 ? Format.RecordFlag.pinned : 0),
+                expiry: rng.next() % 2 == 0 || kind == .removal ? 0 : pick(&rng), accessTime: rng.next() % 2 == 0 ? write : pick(&rng),
+                kind: kind, flags: flags,
                 keyLength: key.count, storedLength: stored, originalLength: compressed ? Int(1 + rng.next() % (1 << 30)) : stored)
             offset += UInt64(e.recordSize)
             sequence &+= 1 + rng.next() % (rng.next() % 4 == 0 ? 1 << 40 : 3)
@@ -84,10 +89,20 @@ import CaskFormat
                 }
             }
         }
-        // A set reserved bit is refused.
-        var reserved = body
-        reserved[0] |= HintEntryCodec.reservedBits
-        #expect(parse(HintFile.encode(segmentID: 9, segmentSize: size, entryCount: entries.count, body: reserved), segmentSize: size).0 != nil)
+    }
+
+    /// The tagged bit (descriptor bit 7) on a tombstone or a pin entry is refused: only values
+    /// and removals are tagged.
+    @Test func taggedBitOnATombstoneOrPinIsRefused() {
+        for kind in [Format.RecordKind.tombstone, .pin] {
+            let e = HintEntry(sequence: 5, offset: UInt64(Format.segmentHeaderSize), writeTime: 1, expiry: 0, accessTime: 1,
+                              kind: kind, flags: 0, keyLength: 3, storedLength: 0, originalLength: 0)
+            let (hint, size) = encode([(e, Array("abc".utf8))])
+            #expect(parse(hint, segmentSize: size).0 == nil)
+            var body = Array(hint[Format.hintHeaderSize..<(hint.count - Format.hintTrailerSize)])
+            body[0] |= HintEntryCodec.tagged
+            #expect(parse(HintFile.encode(segmentID: 9, segmentSize: size, entryCount: 1, body: body), segmentSize: size).0 != nil, "\(kind)")
+        }
     }
 
     /// A store whose hint files a version-2 writer wrote opens from them and reads every value.

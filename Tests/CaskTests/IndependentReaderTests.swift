@@ -62,6 +62,21 @@ import CaskFormat
                 }
                 values[key] = value
             }
+            // Tagged entries (format version 6): the header lists tags; "red" is removed, one
+            // red entry is written again after the removal, and "reddish" is another tag.
+            for i in 0..<12 {
+                let key = "tagged/\(i)", value = i % 2 == 0 ? rng.compressible(900) : rng.random(40)
+                let tags = [["red"], ["blue", "red"], ["reddish"]][i % 3]
+                try value.withUnsafeBytes { raw in
+                    _ = try store.putEntry(raw, forKey: key, freshUntil: 1_800_000_000_000, expiry: Date().milliseconds + 3_600_000, tags: tags)
+                }
+                values[key] = tags.contains("red") ? nil : value
+            }
+            #expect(try store.removeValues(taggedWith: "red") == 8)
+            try Data("red again".utf8).withUnsafeBytes { raw in
+                _ = try store.putEntry(raw, forKey: "tagged/0", freshUntil: 1_800_000_000_000, expiry: Date().milliseconds + 3_600_000, tags: ["red"])
+            }
+            values["tagged/0"] = Data("red again".utf8)
             try store.setValue(Data("gone".utf8), forKey: "expired", timeToLive: .milliseconds(1))
             try store.setValue(Data(), forKey: "empty")
             values["empty"] = Data()

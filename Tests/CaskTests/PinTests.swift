@@ -292,7 +292,7 @@ import CaskFormat
         let active = try segmentPaths(dir.path).last!
         let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: active)))
         #expect(header.withUnsafeBytes { $0.u32(8) } == Format.version)
-        #expect(Format.version == 5)
+        #expect(Format.version == 6)
         let store = try DiskStore(directory: dir.path, options: o)
         #expect(try store.metadata(forKey: "k7")?.isPinned == true)
         #expect(try store.value(forKey: "k7") == Data(repeating: 7, count: 300))

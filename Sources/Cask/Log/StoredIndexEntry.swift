@@ -2,7 +2,7 @@ import CaskFormat
 
 /// An ``IndexEntry`` as ``KeyIndex`` keeps it: 32 bytes, the expiry aside (most items have
 /// none). The access time keeps 48 bits; the key length (at most 1,024, 11 bits) shares a
-/// 16-bit field with the compressed, pinned and tombstone flags.
+/// 16-bit field with the compressed, pinned, tombstone and tagged flags.
 struct StoredIndexEntry: Sendable {
     private(set) var sequence: UInt64
     private var segment: UInt32
@@ -11,12 +11,14 @@ struct StoredIndexEntry: Sendable {
     private(set) var keyOffset: UInt32
     private var accessLow: UInt32
     private var accessHigh: UInt16
-    /// Bits 0-10 the key length, 11 compressed, 12 pinned, 13 tombstone.
+    /// Bits 0-10 the key length, 11 compressed, 12 pinned, 13 tombstone, 14 tagged (a cache
+    /// entry that lists tags: ``DiskStore/removeValues(taggedWith:)`` reads its record).
     private var keyLengthAndFlags: UInt16
 
     private static let compressedBit: UInt16 = 1 << 11
     private static let pinnedBit: UInt16 = 1 << 12
     private static let tombstoneBit: UInt16 = 1 << 13
+    private static let taggedBit: UInt16 = 1 << 14
     private static let keyLengthMask: UInt16 = (1 << 11) - 1
 
     init(_ e: IndexEntry) {
@@ -32,6 +34,7 @@ struct StoredIndexEntry: Sendable {
         if e.flags & Format.RecordFlag.compressed != 0 { bits |= Self.compressedBit }
         if e.flags & Format.RecordFlag.pinned != 0 { bits |= Self.pinnedBit }
         if e.flags & IndexEntry.tombstoneFlag != 0 { bits |= Self.tombstoneBit }
+        if e.flags & Format.RecordFlag.tagged != 0 { bits |= Self.taggedBit }
         keyLengthAndFlags = bits
     }
 
@@ -42,6 +45,7 @@ struct StoredIndexEntry: Sendable {
         if keyLengthAndFlags & Self.compressedBit != 0 { flags |= Format.RecordFlag.compressed }
         if keyLengthAndFlags & Self.pinnedBit != 0 { flags |= Format.RecordFlag.pinned }
         if keyLengthAndFlags & Self.tombstoneBit != 0 { flags |= IndexEntry.tombstoneFlag }
+        if keyLengthAndFlags & Self.taggedBit != 0 { flags |= Format.RecordFlag.tagged }
         var e = IndexEntry(segment: segment, offset: offset, storedLength: storedLength, sequence: sequence, expiry: expiry,
                            accessTime: Int64(UInt64(accessHigh) << 32 | UInt64(accessLow)), flags: flags, keyLength: keyLength)
         e.keyOffset = keyOffset
