@@ -78,9 +78,13 @@ final class TimedWriter: @unchecked Sendable {
     private var times: [UInt64] = []
     private let done = DispatchSemaphore(value: 0)
 
-    init(store: DiskStore, count: Int) {
+    /// The key the thread's `i`-th put overwrites (`i` below `count / 2`).
+    private let keys: @Sendable (Int) -> String
+
+    init(store: DiskStore, count: Int, keys: @escaping @Sendable (Int) -> String = { PrefixRemovalBench.key(2 * $0 + 1) }) {
         self.store = store
         self.count = count
+        self.keys = keys
     }
 
     func start() {
@@ -90,7 +94,7 @@ final class TimedWriter: @unchecked Sendable {
             while !self.stop.load(ordering: .relaxed) {
                 let t = StallWatch.now()
                 // Overwrites (a new key could make the index grow, which is timed by other benchmarks).
-                _ = try? self.store.setValue(value, forKey: PrefixRemovalBench.key(2 * (i % (self.count / 2)) + 1))   // timing only: a failure shows as a missing put
+                _ = try? self.store.setValue(value, forKey: self.keys(i % (self.count / 2)))   // timing only: a failure shows as a missing put
                 self.times.append(StallWatch.now() - t)
                 i += 1
             }

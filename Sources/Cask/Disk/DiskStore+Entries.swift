@@ -12,7 +12,7 @@ extension DiskStore {
     /// - Throws: what ``setValue(_:forKey:timeToLive:isPinned:)`` throws, and
     ///   ``CaskError/invalidOption(_:)`` for a tag out of range.
     @discardableResult
-    func putEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> UInt64 {
+    package func putEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> UInt64 {
         let header = EntryHeader(freshUntil: max(1, freshUntil), tags: try Self.checkedTags(tags))
         let headerSize = header.encodedSize
         guard value.count <= options.maximumValueSize - headerSize else {

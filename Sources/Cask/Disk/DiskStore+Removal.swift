@@ -89,11 +89,12 @@ extension StoreState {
     }
 
     /// Removes entry `n`, which a removal record covers (no tombstone), with its pin record and
-    /// memory copy; a live item's removal is reported as an event. Returns whether it was live.
-    mutating func removeCoveredEntry(at n: Int, now: Int64) -> Bool {
+    /// memory copy; a live item's removal is reported as an event when `reportsEvent`.
+    /// Returns whether it was live.
+    mutating func removeCoveredEntry(at n: Int, now: Int64, reportsEvent: Bool = true) -> Bool {
         let entry = index.entry(at: n)
         let isLive = StoreState.goneCause(entry, now: now, ageLimit: ageLimitMilliseconds) == nil
-        let event = isLive && options.eventHandler != nil
+        let event = isLive && reportsEvent && options.eventHandler != nil
         let key: [UInt8]? = event || !pinRecords.isEmpty || observer != nil ? index.withKey(at: n) { k, _ in Array(k) } : nil
         forget(index.removeEntry(at: n))
         if let key {

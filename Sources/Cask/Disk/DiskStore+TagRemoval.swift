@@ -49,7 +49,7 @@ extension DiskStore {
         }
         var removals = TagRemovals()
         removals.add(bytes, sequence: sequence)
-        return try removeTaggedEntries(removals, now: now)
+        return try removeTaggedEntries(removals, now: now, reportsEvents: true)
     }
 
     /// Removes every tagged entry that `removals` covers: finds the tagged entries older than
@@ -59,8 +59,9 @@ extension DiskStore {
     /// (``StoreState/sweeping``); when a read failed they stay noted (compaction keeps their
     /// records and close writes no snapshot, so that the next open applies them again), the
     /// walk goes on, and the first failure is thrown at the end. Returns how many live items
-    /// were removed.
-    func removeTaggedEntries(_ removals: TagRemovals, now: Int64) throws(CaskError) -> Int {
+    /// were removed; each is reported as ``StoreEvent/removed(key:)`` when `reportsEvents`
+    /// (not at open, as for a prefix removal).
+    func removeTaggedEntries(_ removals: TagRemovals, now: Int64, reportsEvents: Bool) throws(CaskError) -> Int {
         let candidates = taggedEntries(olderThan: removals.newestSequence)
         var covered: [(key: [UInt8], sequence: UInt64)] = []
         var failure: CaskError?
@@ -75,7 +76,7 @@ extension DiskStore {
                 failure = failure ?? .io(operation: operation, path: path, errno: errno)
             }
         }
-        let removed = removeCovered(covered, now: now)
+        let removed = removeCovered(covered, now: now, reportsEvents: reportsEvents)
         if let failure { throw failure }
         state.withLock { s in for r in removals.removals { s.sweeping.removeValue(forKey: r.sequence) } }
         return removed
@@ -112,7 +113,7 @@ extension DiskStore {
     }
 
     /// Drops each of `covered` whose record is still its key's live one, in slices of the lock.
-    private func removeCovered(_ covered: [(key: [UInt8], sequence: UInt64)], now: Int64) -> Int {
+    private func removeCovered(_ covered: [(key: [UInt8], sequence: UInt64)], now: Int64, reportsEvents: Bool) -> Int {
         var removed = 0
         var next = 0
         while next < covered.count {
@@ -121,7 +122,9 @@ extension DiskStore {
                 let end = min(covered.count, next + Self.entriesPerRemovalStep)
                 for c in covered[next..<end] {
                     let n = c.key.withUnsafeBytes { s.index.entryNumber(forKey: $0) }
-                    if let n, s.index.entry(at: n).sequence == c.sequence, s.removeCoveredEntry(at: n, now: now) { removed += 1 }
+                    if let n, s.index.entry(at: n).sequence == c.sequence, s.removeCoveredEntry(at: n, now: now, reportsEvent: reportsEvents) {
+                        removed += 1
+                    }
                 }
                 next = end
                 return s.takeDeferred()
@@ -136,7 +139,7 @@ extension DiskStore {
     func applyTagRemovalsFoundAtOpen() throws(CaskError) {
         let found = state.withLock { s in defer { s.tagRemovalsAtOpen = TagRemovals() }; return s.tagRemovalsAtOpen }
         guard !found.isEmpty else { return }
-        let removed = try removeTaggedEntries(found, now: options.clock.now)
+        let removed = try removeTaggedEntries(found, now: options.clock.now, reportsEvents: false)
         state.withLock { $0.stats.keysRemovedByTagAtOpen = removed }
     }
 }
