@@ -12,7 +12,7 @@ How it runs
   them compressible, a few pinned. Then each step runs one command under the sequence's single
   fault point (sequence n uses point n mod 14, see POINTS), with a probability drawn
   log-uniformly from 0.02 to 0.5 and an errno drawn from those that make sense for the call: put
-  (new key or overwrite, some with --pin), rm, pin, unpin, compact, trim --count/--size, backup
+  (new key or overwrite, some with --pin), rm, rm --prefix, rm --tag, pin, unpin, compact, trim --count/--size, backup
   (into a new folder), get, ls --json, verify, stats --json (a clean open). Faults apply to that
   command only, never to the checks. Sequences run on --jobs processes (default 2); --soak runs
   50,000 steps instead of 2,000.
@@ -23,6 +23,8 @@ The model
   - put exit 0: exactly the new value. rm exit 0 or 1: absent. rm --prefix exit 0 or 1: every
     key under the prefix absent (exit 1 while one is certainly present is a wrong answer).
     pin/unpin exit 0: the value(s) the key may hold, with that flag (exit 1: no change).
+    rm --tag (rmtag) exit 0 or 1: every key holding a value stored as a cache entry with that tag
+    (cache-engine puts store a third of their values so, tagged t0, t1 or t2) absent.
   - A failed command (any other status) may or may not have taken effect: the new state joins
     the allowed ones until a later acknowledged command settles the key.
   - trim (whatever its status) may remove any unpinned key. A key certainly present and certainly
@@ -126,7 +128,8 @@ SOAK_OPS = 50000
 FILL_KEYS = 40
 SPARE_KEYS = 12
 # Verbs whose exit status 1 is the documented "the answer is no".
-CACHE_OPS = {"put", "rm", "get", "pin", "unpin", "compact"}
+CACHE_OPS = {"put", "rm", "get", "pin", "unpin", "compact", "rmtag"}
+TAGS = ("t0", "t1", "t2")
 
 
 def fnv1a(data):
@@ -137,8 +140,8 @@ def fnv1a(data):
     return f"{h:016x}"
 
 
-ANSWER_NO = {"get", "rm", "rmprefix", "pin", "unpin", "verify"}
-OPS = [("put", 30), ("rm", 10), ("rmprefix", 4), ("pin", 8), ("unpin", 5), ("compact", 7), ("trim", 6),
+ANSWER_NO = {"get", "rm", "rmprefix", "rmtag", "pin", "unpin", "verify"}
+OPS = [("put", 30), ("rm", 10), ("rmprefix", 4), ("rmtag", 4), ("pin", 8), ("unpin", 5), ("compact", 7), ("trim", 6),
        ("backup", 5), ("get", 10), ("ls", 7), ("verify", 6), ("stats", 6)]
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\S+ (trace|debug|info|notice|warning|error|critical) ")
 PROGRESS_LINE = re.compile(r"^[a-z]+: \d+%$")
@@ -182,6 +185,7 @@ class Sequence:
         for k in ("LD_PRELOAD", "FIU_ENABLE", "FIU_CTRL_FIFO"):
             self.env.pop(k, None)
         self.values = {}          # length -> bytes (every value of the sequence has its own length)
+        self.value_tag = {}       # length -> the tag its cache entry lists (cache engine puts), or None
         self.model = {}           # key -> frozenset of states: None or (length, pinned)
         self.history = {}         # key -> lengths ever written to it
         self.keys = self.make_keys()
@@ -423,9 +427,14 @@ class Sequence:
         # still succeed, leaving acknowledged writes to protect), some see a storm.
         step = {"op": op, "key": r.choice(self.keys), "p": round(math.exp(r.uniform(math.log(0.02), math.log(0.5))), 3),
                 "errno": r.choice(self.errnos) if self.errnos else None}
+        # A put through the cache stores some values as cache entries tagged with a tag; rmtag
+        # removes one tag (through the cache, or `cask rm --tag`).
+        step["tag"] = r.choice(TAGS) if r.random() < 0.35 else None
+        if op == "rmtag":
+            step["tag"] = r.choice(TAGS)
         if op == "put":
             step["value"] = self.new_value()
-            step["pin"] = r.random() < 0.15
+            step["pin"] = r.random() < 0.15 and step["tag"] is None
         elif op == "rmprefix":
             # "k0" ... "k5" reach about ten keys each; a whole key reaches itself (and any key it begins).
             step["prefix"] = step["key"][:2] if r.random() < 0.7 else step["key"]
@@ -469,6 +478,9 @@ class Sequence:
         elif op == "rmprefix":
             argv = self.cask("rm", self.store, st["prefix"], "--prefix")
             touched = [key for key in self.keys if key.startswith(st["prefix"])]
+        elif op == "rmtag":
+            argv = self.cask("rm", self.store, st["tag"], "--tag")
+            touched = [key for key in self.keys if any(self.has_tag(s, st["tag"]) for s in self.allowed(key))]
         elif op == "trim":
             argv = self.cask("trim", self.store, f"--{st['mode']}", st["amount"])
             protected = self.trim_protected(st["mode"], st["amount"])
@@ -516,6 +528,7 @@ class Sequence:
         # The model.
         if op == "put":
             new = (st["value"], st["pin"])
+            self.value_tag[st["value"]] = st["tag"] if via_cache else None
             self.history.setdefault(k, set()).add(st["value"])
             self.model[k] = frozenset([new]) if ok else before | {new}
         elif op == "rm":
@@ -529,6 +542,8 @@ class Sequence:
                                                + ", ".join(f"{key!r}: {fmt_states(self.allowed(key))}" for key in under), cmd)
             for key in under:
                 self.model[key] = frozenset([None]) if (ok or answer_no) else self.allowed(key) | {None}
+        elif op == "rmtag":
+            self.apply_rmtag(i, st["tag"], ok, answer_no, cmd)
         elif op in ("pin", "unpin"):
             flag = op == "pin"
             flagged = frozenset((s[0], flag) for s in before if s is not None)
@@ -583,12 +598,29 @@ class Sequence:
             f"p={st['p']:.3f} errno={st['errno']} -> exit {rc}"
             + (" (failed)" if failed else "") + (f"  DEFECTS: {len(self.step_defects)}" if self.step_defects else ""))
 
+    def has_tag(self, state, tag):
+        """Whether `state` is a value stored as a cache entry listing `tag`."""
+        return state is not None and self.value_tag.get(state[0]) == tag
+
+    def apply_rmtag(self, i, tag, ok, answer_no, cmd):
+        """rmtag exit 0 or 1: every key whose value lists the tag is absent (exit 1 while one
+        certainly does is a wrong answer); a failed rmtag may or may not have removed them."""
+        if answer_no:
+            certain = [key for key in self.keys if all(self.has_tag(s, tag) for s in self.allowed(key))]
+            if certain:
+                self.defect("wrong-answer", i, f"rm --tag said no entry is tagged {tag!r}; model: "
+                                               + ", ".join(f"{key!r}: {fmt_states(self.allowed(key))}" for key in certain), cmd)
+        for key in self.keys:
+            allowed = self.allowed(key)
+            removed = frozenset(None if self.has_tag(s, tag) else s for s in allowed)
+            self.model[key] = removed if (ok or answer_no) else allowed | removed
+
     def cache_step(self, op, k, st, before):
         """The argv that runs `op` through CaskCache (cask-harness cache-step)."""
-        argv = [self.opts.harness, "cache-step", self.store, op, k]
+        argv = [self.opts.harness, "cache-step", self.store, op, st["tag"] if op == "rmtag" else k]
         if op == "put":
             path = os.path.join(self.work, "value")
-            argv += ["--file", path] + (["--pin"] if st["pin"] else [])
+            argv += ["--file", path] + (["--pin"] if st["pin"] else []) + (["--tag", st["tag"]] if st["tag"] else [])
         elif op == "get":
             allowed = ["absent" if s is None else fnv1a(self.values[s[0]]) for s in before
                        if s is None or isinstance(s[0], int)]

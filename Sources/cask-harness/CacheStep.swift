@@ -10,14 +10,16 @@ import Foundation
 ///
 /// Exit status, the only channel a faulted process has that no failed `write` can lose:
 /// 0 the operation was acknowledged and the read-back agreed; 1 the answer is no (`rm`, `pin`,
-/// `unpin` of a missing key, as `cask` exits); 2 a defect seen from inside (the read-back
+/// `unpin` of a missing key, as `cask` exits; `rmtag` that removed nothing); 2 a defect seen
+/// from inside (the read-back
 /// disagreed with the acknowledged operation, say the memory layer kept a copy its record no
 /// longer backs, or `get` found none of the `--allowed` values); 3 the operation failed with a
 /// typed error (it may or may not have taken effect).
 struct CacheStep: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "cache-step", abstract: "One CaskCache operation and its read-back (for the fault suite).", shouldDisplay: false)
 
-    enum Operation: String, ExpressibleByArgument, CaseIterable { case put, rm, get, pin, unpin, compact }
+    /// `rmtag`: ``CaskCache/removeValues(taggedWith:)`` of KEY (a tag).
+    enum Operation: String, ExpressibleByArgument, CaseIterable { case put, rm, get, pin, unpin, compact, rmtag }
 
     @Argument var directory: String
     @Argument var operation: Operation
@@ -26,6 +28,7 @@ struct CacheStep: ParsableCommand {
     @Option var `repeat` = 1
     @Option(help: "put: read the value from this file instead.") var file: String?
     @Flag(help: "put: pin the item.") var pin = false
+    @Option(help: "put: store a cache entry listing this tag (fresh for a day), instead of a plain value.") var tag: String?
     @Option(help: "get: the FNV-1a 64 hashes (hex) of the values the key may hold; 'absent' allows none.") var allowed: [String] = []
 
     func run() throws {
@@ -47,8 +50,17 @@ struct CacheStep: ParsableCommand {
             case .put:
                 let data = try file.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
                     ?? Data(String(repeating: value, count: max(1, `repeat`)).utf8)
-                try cache.setData(data, forKey: key, isPinned: pin)
+                if let tag {
+                    let far = Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000
+                    _ = try data.withUnsafeBytes { raw throws(CaskError) in
+                        try cache.disk.putEntry(raw, forKey: key, freshUntil: far, expiry: far, tags: [tag])
+                    }
+                } else {
+                    try cache.setData(data, forKey: key, isPinned: pin)
+                }
                 return readBack(cache) { $0 == data }
+            case .rmtag:
+                return try cache.removeValues(taggedWith: key) == 0 ? 1 : 0
             case .rm:
                 let removed = try cache.removeValue(forKey: key)
                 let status = readBack(cache) { $0 == nil }
