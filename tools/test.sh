@@ -13,6 +13,6 @@ python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .buil
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
 swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
-swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|IndexSnapshotTests"
+swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|TagRemovalTests|IndexSnapshotTests"
 # libFuzzer: every target for FUZZ_SECONDS (default 60) on its seed corpus; 0 crashes to pass.
 bash tools/fuzz.sh

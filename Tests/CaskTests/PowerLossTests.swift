@@ -7,14 +7,30 @@ import Testing
 /// first failure (the crash). Syncs every `syncEvery` operations.
 func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operations: Int, syncEvery: Int, everyWrite: Bool, compactEvery: Int = 0, valueScale: Int = 1) {
     var rng = SeededBytes(seed: seed)
+    var tagOf: [String: String] = [:]   // the tag of each key's acknowledged value, for tagged entries
+    let far = Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000
     for i in 0..<operations {
         let key = "key-\(rng.next() % 60)"
         let remove = rng.next() % 7 == 0
         let value: Data? = remove ? nil : (rng.next() % 2 == 0 ? rng.random(Int(rng.next() % 300) * valueScale) : rng.compressible(Int(rng.next() % 900) * valueScale))
         let op = oracle.begin(key, value)
         do {
-            if let value { try store.setValue(value, forKey: key) } else { try store.removeValue(forKey: key) }
+            // Every fifth put is a cache entry tagged tag-0 ... tag-2 (no draw from `rng`).
+            let tag = value != nil && i % 5 == 1 ? "tag-\(i % 3)" : nil
+            if let value, let tag {
+                _ = try value.withUnsafeBytes { try store.putEntry($0, forKey: key, freshUntil: far, expiry: far, tags: [tag]) }
+            } else if let value { try store.setValue(value, forKey: key) } else { try store.removeValue(forKey: key) }
             oracle.acknowledge(op)
+            tagOf[key] = tag
+            // Removals by tag now and then, synced like those by prefix.
+            if i % 89 == 40 {
+                let tag = "tag-\(i % 3)"
+                let removals = tagOf.filter { $0.value == tag }.map { oracle.begin($0.key, nil) }
+                try store.removeValues(taggedWith: tag)
+                removals.forEach(oracle.acknowledge)
+                tagOf = tagOf.filter { $0.value != tag }
+                oracle.markDurable()
+            }
             // Pins and unpins now and then (no draw from `rng`: the workload's values stay the same).
             if i % 11 == 3 { try store.setPinned(i % 2 == 0, forKey: "key-\(i % 60)") }
             // Removals by prefix now and then ("key-1" is key-1 and key-10 to key-19). Each is
@@ -24,6 +40,7 @@ func runWorkload(_ store: DiskStore, oracle: CrashOracle, seed: UInt64, operatio
                 let removals = oracle.keys.filter { $0.hasPrefix(prefix) }.map { oracle.begin($0, nil) }
                 try store.removeValues(withPrefix: prefix)
                 removals.forEach(oracle.acknowledge)
+                tagOf = tagOf.filter { !$0.key.hasPrefix(prefix) }
                 oracle.markDurable()
             }
             if everyWrite { oracle.markDurable() }
