@@ -60,7 +60,7 @@ extension CaskCache {
     /// Removes every entry stored with `tag` in its ``CacheEntryOptions/tags`` before the call,
     /// and none stored after, from both layers (``DiskStore/removeValues(taggedWith:)``:
     /// durable before anything is removed, whatever the durability mode; each memory copy goes
-    /// with its record). Values stored with ``setValue(_:forKey:timeToLive:isPinned:)`` have
+    /// with its record). Values stored with `setValue(_:forKey:timeToLive:isPinned:)` have
     /// no tags. Returns how many live items were removed. No ``CacheEvent`` is sent per key.
     /// - Throws: what ``DiskStore/removeValues(taggedWith:)`` throws.
     @discardableResult

@@ -30,7 +30,7 @@ public struct CacheEntryOptions: Sendable, Equatable {
     /// After the loader failed and a stale value was served instead, how long stale reads of
     /// the key return it without calling the loader again. 30 seconds by default.
     public var failSafeThrottle: Duration
-    /// Labels the stored entry is written with, so that ``CaskCache/removeValues(taggedWith:)``
+    /// Labels the stored entry is written with, so that ``CaskCache/removeValues(taggedWith:)-470wr``
     /// removes it together with every other entry that lists one of them (each tag 1 to 255
     /// UTF-8 bytes, at most 64). Empty by default. Tags are kept on disk with the entry, so a
     /// removal by tag holds across restarts.
