@@ -393,10 +393,14 @@ def main():
         if found is None:
             problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
             continue
-        value, fresh_until, _tags = found
+        value, fresh_until, tags = found
+        # A tagged entry stored without a stale window is fresh until it expires.
+        stale_window = fresh_until > 0 and (not tags or not info["expiry"] or fresh_until < info["expiry"])
         items.append({"key": key.decode("utf-8"), "size": len(value), "storedSize": info["stored_length"],
-                      "compressed": bool(info["flags"] & 1), "pinned": pinned, "staleWindow": fresh_until > 0,
+                      "compressed": bool(info["flags"] & 1), "pinned": pinned, "staleWindow": stale_window,
                       "expiryTime": info["expiry"] or None, "crc32c": crc32c(value)})
+        if tags:
+            items[-1]["tags"] = [t.decode("utf-8") for t in tags]
         if fresh_until:
             items[-1]["freshUntil"] = fresh_until
     if "--json" in args:

@@ -89,7 +89,9 @@ final class ItemPrinter {
         fields.append("\"key\":" + jsonString(m.key))
         if ArgumentValues.needsEscaping(m.key) { fields.append("\"keyHex\":\"\(ArgumentValues.hex(m.key))\"") }
         fields += ["\"pinned\":\(m.isPinned)", "\"size\":\(m.size)", "\"staleWindow\":\(m.hasStaleWindow)",
-                   "\"storedSize\":\(m.storedSize)", "\"writeTime\":\(m.writeDate.millisecondsSinceEpoch)"]
+                   "\"storedSize\":\(m.storedSize)"]
+        if !m.tags.isEmpty { fields.append("\"tags\":[" + m.tags.map(jsonString).joined(separator: ",") + "]") }
+        fields.append("\"writeTime\":\(m.writeDate.millisecondsSinceEpoch)")
         return "{" + fields.joined(separator: ",") + "}"
     }
 

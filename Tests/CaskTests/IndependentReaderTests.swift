@@ -28,6 +28,7 @@ import CaskFormat
         var pinned: Bool
         var expiryTime: Int64?
         var staleWindow: Bool
+        var tags: [String]?
     }
 
     @Test func pythonReaderAndCaskLsAgree() throws {
@@ -102,7 +103,8 @@ import CaskFormat
         #expect(py == ls)
         #expect(Set(py.map(\.key)) == Set(values.keys))
         #expect(py.contains { $0.compressed } && py.contains { !$0.compressed } && py.contains { $0.pinned } && py.contains { $0.expiryTime != nil }
-                && py.contains { $0.staleWindow && $0.compressed } && py.contains { $0.staleWindow && !$0.compressed })
+                && py.contains { $0.staleWindow && $0.compressed } && py.contains { $0.staleWindow && !$0.compressed }
+                && py.contains { $0.tags == ["reddish"] } && py.contains { $0.tags == ["red"] })
         for item in crcs {
             let value = values[item.key]!
             #expect(value.withUnsafeBytes { CRC32C.checksum($0) } == item.crc32c, "\(item.key)")

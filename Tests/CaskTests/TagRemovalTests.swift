@@ -162,10 +162,15 @@ import CaskTesting
         #expect(try await cache.removeValues(taggedWith: "team:7") == 5)
         #expect(try await cache.value(String.self, forKey: "user:1") == nil)
         #expect(try await cache.value(String.self, forKey: "other:1") == "eight 1")
+        // Metadata says what an entry was tagged with, and whether it has a stale window.
+        let other = try await cache.metadata(forKey: "other:1")
+        #expect(other?.tags == ["team:8"] && other?.hasStaleWindow == false && other?.size == Data("\"eight 1\"".utf8).count, "\(String(describing: other))")
         // Loaded again after the removal: the loader runs, and the new entry stays.
         let loads = Counter()
         let again = try await cache.value(forKey: "user:1", as: String.self, options: team7) { loads.increment(); return "reloaded" }
         #expect(again == "reloaded" && loads.value == 1)
+        let reloaded = try await cache.metadata(forKey: "user:1")
+        #expect(reloaded?.tags == ["team:7"] && reloaded?.hasStaleWindow == true)
         try await cache.close()
         try removeIndexSnapshot(dir.path)
         let reopened = try CaskCache(directory: dir.path)

@@ -76,11 +76,19 @@ extension DiskStore {
             return nil
         }
         // A tagged entry's header has no fixed size: its value is read (and checked) for it.
-        let size = h.isTagged ? try withRecord(forKey: key, usedAt: nil) { v, _, _ in v.count } : h.originalLength - (h.isEntry ? EntryHeader.size : 0)
-        guard let size else { return nil }
-        return ItemMetadata(
-            key: key, size: size, storedSize: Int(e.storedLength),
+        var tagged: (size: Int, tags: [String], staleWindow: Bool)?
+        if h.isTagged {
+            tagged = try withRecord(forKey: key, usedAt: nil) { v, entry, header in
+                (v.count, header?.tags.map { String(decoding: $0, as: UTF8.self) } ?? [],
+                 header.map { entry.expiry == 0 || $0.freshUntil < entry.expiry } ?? false)
+            }
+            if tagged == nil { return nil }
+        }
+        var m = ItemMetadata(
+            key: key, size: tagged?.size ?? h.originalLength - (h.isEntry ? EntryHeader.size : 0), storedSize: Int(e.storedLength),
             isCompressed: e.isCompressed, writeDate: Date(milliseconds: h.writeTime), accessDate: Date(milliseconds: e.accessTime),
-            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned, hasStaleWindow: h.isEntry)
+            expirationDate: e.expiry == 0 ? nil : Date(milliseconds: e.expiry), isPinned: e.isPinned, hasStaleWindow: tagged?.staleWindow ?? h.isEntry)
+        m.tags = tagged?.tags ?? []
+        return m
     }
 }

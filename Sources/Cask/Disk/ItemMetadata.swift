@@ -22,6 +22,9 @@ public struct ItemMetadata: Sendable, Equatable {
     /// ``CaskCache/loadedValue(forKey:as:options:loader:)``): `expirationDate` is then the end
     /// of its stale window, and its fresh period ended earlier (see <doc:LoadingValues>).
     public var hasStaleWindow: Bool = false
+    /// The tags the item was stored with (``CacheEntryOptions/tags``; in the order its entry
+    /// header lists them: sorted by their bytes), empty for every other item.
+    public var tags: [String] = []
 
     /// Seconds of life left at `now`, or nil when the item never expires.
     public func timeToLive(at now: Date = Date()) -> TimeInterval? {
