@@ -82,6 +82,10 @@ struct Remove: ParsableCommand {
 
     func validate() throws {
         if prefix && tag { throw ValidationError("--prefix and --tag cannot be used together") }
+        if tag {
+            let name = try key.resolved()
+            guard name.utf8.count <= 255 else { throw ValidationError("a tag is 1 to 255 bytes of UTF-8 (got \(name.utf8.count) bytes)") }
+        }
     }
 
     func run() throws {

@@ -194,6 +194,8 @@ import CaskTesting
         #expect(none == 1 && err.contains("no entry is tagged x"), "\(err)")
         let (both, _, bothErr) = try runCask(["rm", dir.path, "x", "--tag", "--prefix"])
         #expect(both != 0 && bothErr.contains("cannot be used together"), "\(bothErr)")
+        let (long, _, longErr) = try runCask(["rm", dir.path, String(repeating: "t", count: 256), "--tag"])
+        #expect(long == 64 && longErr.contains("a tag is 1 to 255 bytes"), "\(long) \(longErr)")
         let ids = try segmentPaths(dir.path).map { String(URL(fileURLWithPath: $0).lastPathComponent.prefix(10)) }
         let dumped = try ids.map { try runCask(["dump", dir.path, String(Int($0)!)]).1 }.joined()
         #expect(dumped.contains("entry tagged") && dumped.contains("removal"), "\(dumped)")
