@@ -19,6 +19,7 @@ import CaskFormat
         guard let e else { return false }
         var expected = entry(n, expiries: expiries)
         expected.keyOffset = e.keyOffset
+        expected.keyArena = e.keyArena
         expected.keyLength = UInt16(key.utf8.count)
         return e == expected
     }
@@ -99,6 +100,44 @@ import CaskFormat
         index.trimExcessCapacity()
         #expect(!index.slotTable.isGrowing && index.count == model.count)
         for (k, v) in model { #expect(matches(index.entry(forKey: k), v, key: k)) }
+    }
+
+    /// Once more than half of the key bytes (and over 1 MiB) are garbage, the keys move to the
+    /// other arena a few at a time with each change (KeyStore), never all in one: every key stays
+    /// reachable throughout, and the old arena is freed at the end.
+    @Test func keysMoveToTheOtherArenaInStepsAfterAMassRemoval() {
+        var index = KeyIndex()
+        var model: [String: Int] = [:]
+        func key(_ n: Int) -> String { "key-\(n)-" + String(repeating: "y", count: n % 50) }
+        for n in 0..<60_000 { index.updateValue(entry(n), forKey: key(n)); model[key(n)] = n }
+        let full = index.keys.count
+        var next = 60_000, migratingSteps = 0
+        // Remove 70% (in a scattered order), with a new key and an overwrite every tenth step.
+        for (i, n) in (0..<60_000).map({ ($0 * 7_919) % 60_000 }).enumerated() where n % 10 < 7 {
+            #expect(index.removeValue(forKey: key(n)) != nil)
+            model[key(n)] = nil
+            if i % 10 == 0 {
+                index.updateValue(entry(next), forKey: key(next)); model[key(next)] = next; next += 1
+                let k = key((n + 3) % 60_000)
+                if model[k] != nil { index.updateValue(entry(next), forKey: k); model[k] = next; next += 1 }
+            }
+            if index.keys.isMigrating {
+                migratingSteps += 1
+                if migratingSteps % 500 == 1 {   // everything reachable in the middle of a migration
+                    for (k, v) in model where !matches(index.entry(forKey: k), v, key: k) { Issue.record("lost \(k) while migrating"); return }
+                }
+            }
+        }
+        #expect(migratingSteps > 100, "the keys moved in steps, not at once (\(migratingSteps) changes)")
+        // Overwrites alone carry a migration to its end.
+        while index.keys.isMigrating, let k = model.keys.first {
+            index.updateValue(entry(next), forKey: k); model[k] = next; next += 1
+        }
+        #expect(index.count == model.count)
+        for (k, v) in model where !matches(index.entry(forKey: k), v, key: k) { Issue.record("lost \(k)"); break }
+        // The old arena is gone: without it being freed, both arenas would hold more than `full`.
+        #expect(index.keys.count < full * 6 / 10 && index.liveKeyBytes <= index.keys.count, "\(index.keys.count) of \(full), live \(index.liveKeyBytes), steps \(migratingSteps)")
+        #expect(Set(index.all.map(\.key)) == Set(model.keys))
     }
 
     /// A cache evicting and inserting keys of one length reuses the places removed keys left in

@@ -22,6 +22,8 @@ struct IndexEntry: Sendable, Equatable {
     var keyLength: UInt16
     /// Record flags (compressed, pinned) plus ``IndexEntry/tombstoneFlag`` while loading.
     var flags: UInt8
+    /// The ``KeyStore`` arena holding the key (set by ``KeyIndex``).
+    var keyArena: UInt8 = 0
 
     /// 2020-01-01T00:00:00Z in milliseconds since the Unix epoch.
     static let epochMilliseconds: Int64 = 1_577_836_800_000

@@ -15,12 +15,12 @@ extension KeyIndex {
     @inline(__always)
     private func withKeyAndEntry<R>(_ n: Int, _ body: (UnsafeRawBufferPointer, IndexEntry) throws -> R) rethrows -> R {
         let e = stored[n]
-        return try keys.withKey(at: e.keyOffset, length: e.keyLength) { try body($0, entry(at: n)) }
+        return try keys.withKey(of: e) { try body($0, entry(at: n)) }
     }
 
     /// The key of an entry from ``entries``.
     func key(of entry: IndexEntry) -> String {
-        keys.withKey(at: entry.keyOffset, length: entry.keyLength) { String(decoding: $0, as: UTF8.self) }
+        keys.withKey(of: entry) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with every key (as bytes) and entry, in no particular order.
@@ -40,7 +40,7 @@ extension KeyIndex {
         var found: [Int] = []
         for n in range.clamped(to: stored.indices) {
             let e = stored[n]
-            if keys.withKey(at: e.keyOffset, length: e.keyLength, { include($0, e.sequence) }) { found.append(n) }
+            if keys.withKey(of: e, { include($0, e.sequence) }) { found.append(n) }
         }
         return found
     }
@@ -72,8 +72,8 @@ extension KeyIndex {
         order.sort { a, b in
             let x = stored[Int(a)], y = stored[Int(b)]
             let common = min(Int(x.keyLength), Int(y.keyLength))
-            let c = common == 0 ? 0 : keys.withKey(at: x.keyOffset, length: x.keyLength) { p in
-                keys.withKey(at: y.keyOffset, length: y.keyLength) { q in memcmp(p.baseAddress!, q.baseAddress!, common) }
+            let c = common == 0 ? 0 : keys.withKey(of: x) { p in
+                keys.withKey(of: y) { q in memcmp(p.baseAddress!, q.baseAddress!, common) }
             }
             return c != 0 ? c < 0 : x.keyLength < y.keyLength
         }

@@ -25,12 +25,12 @@ extension KeyIndex {
                     let end = min(range.upperBound, start + batch)
                     for i in start..<end {
                         let e = stored[i]
-                        h[i - start] = keys.withKey(at: e.keyOffset, length: e.keyLength) { hash($0) }
+                        h[i - start] = keys.withKey(of: e) { hash($0) }
                         cask_prefetch(table.baseAddress! + SlotTable.home(fingerprint: h[i - start] >> 32, size: table.count))
                     }
                     for i in start..<end {
                         let e = stored[i]
-                        guard let slot = keys.withKey(at: e.keyOffset, length: e.keyLength, { find($0, hash: h[i - start]) }),
+                        guard let slot = keys.withKey(of: e, { find($0, hash: h[i - start]) }),
                               entryNumber(slot: slot) == i else { return false }
                     }
                 }

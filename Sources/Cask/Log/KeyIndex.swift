@@ -22,12 +22,8 @@ struct KeyIndex: Sendable {
     private(set) var stored = ChunkedArray<StoredIndexEntry>(chunkShift: KeyIndex.entryChunkShift)
     /// Empty while no entry has an expiry; then one per entry (0 = none).
     private var expiries = ChunkedArray<Int64>(chunkShift: KeyIndex.entryChunkShift)
-    /// The key arena: each entry's key at its `keyOffset`.
-    private(set) var keys = KeyArena()
-    /// Bytes of `keys` no entry uses: removed keys' and padding.
-    private var garbageKeyBytes = 0
-    /// Places in `keys` that removed keys left, reused by keys of their length.
-    private var freeKeys = FreeKeySlots()
+    /// The key bytes: each entry's key at its `keyOffset` in its arena.
+    private(set) var keys = KeyStore()
     private let seed: UInt64
 
     static let minimumSlots = 16
@@ -47,7 +43,7 @@ struct KeyIndex: Sendable {
 
     /// Bytes of memory the index holds (tables and arena), for statistics.
     var memoryBytes: Int {
-        slotTable.memoryBytes + stored.memoryBytes + expiries.memoryBytes + keys.memoryBytes + freeKeys.memoryBytes
+        slotTable.memoryBytes + stored.memoryBytes + expiries.memoryBytes + keys.memoryBytes
     }
 
     /// The entry numbered `n` (`0 ..< count`; numbers change when an entry is removed).
@@ -97,7 +93,7 @@ struct KeyIndex: Sendable {
     func find(_ key: UnsafeRawBufferPointer, hash h: UInt64) -> Int? {
         slotTable.find(fingerprint: h >> 32) { n in
             let e = stored[n]
-            return Int(e.keyLength) == key.count && keys.holds(key, at: e.keyOffset)
+            return Int(e.keyLength) == key.count && keys.holds(key, for: e)
         }
     }
 
@@ -140,22 +136,19 @@ struct KeyIndex: Sendable {
             var e = entry
             e.keyOffset = old.keyOffset
             e.keyLength = old.keyLength
+            e.keyArena = old.keyArena
             set(e, at: n)
+            if keys.isMigrating { keys.migrate(&stored) }
             return old
         }
         var e = entry
         e.keyLength = UInt16(key.count)
-        if let place = freeKeys.take(length: key.count) {
-            e.keyOffset = place
-            keys.overwrite(at: place, with: key)
-            garbageKeyBytes -= key.count
-        } else {
-            let added = keys.append(key)
-            e.keyOffset = added.offset
-            garbageKeyBytes += added.padding
-        }
+        let place = keys.add(key)
+        e.keyOffset = place.offset
+        e.keyArena = UInt8(place.arena)
         append(e)
         slotTable.insert(fingerprint: h >> 32, entryNumber: count - 1, count: count)
+        if keys.isMigrating { keys.migrate(&stored) }
         return nil
     }
 
@@ -185,8 +178,7 @@ struct KeyIndex: Sendable {
         let n = entryNumber(slot: slot)
         let removed = entry(at: n)
         slotTable.remove(slot)
-        garbageKeyBytes += Int(removed.keyLength)
-        freeKeys.add(offset: removed.keyOffset, length: removed.keyLength)
+        keys.remove(stored[n], entryCount: count)
         let last = count - 1
         if n != last {
             // Move the last entry into the hole and repoint its slot.
@@ -197,7 +189,7 @@ struct KeyIndex: Sendable {
         }
         stored.removeLast()
         if !expiries.isEmpty { expiries.removeLast() }
-        if garbageKeyBytes > 1 << 20 && garbageKeyBytes * 2 > keys.count { compactKeys() }
+        if keys.isMigrating { keys.migrate(&stored) }
         return removed
     }
 
@@ -215,29 +207,12 @@ struct KeyIndex: Sendable {
         }
         stored.releaseSpareChunks()
         expiries.releaseSpareChunks()
-        keys.releaseSpareChunks()
-    }
-
-    /// Writes the keys again one after the other, dropping removed keys' bytes: O(n), under the
-    /// store's lock, only once more than half the arena (and over 1 MiB) is garbage, which keys
-    /// of one length (their places reused) never reach.
-    private mutating func compactKeys() {
-        var arena = KeyArena()
-        var padding = 0
-        for n in stored.indices {
-            let e = stored[n]
-            let added = keys.withKey(at: e.keyOffset, length: e.keyLength) { arena.append($0) }
-            stored[n].moveKey(to: added.offset)
-            padding += added.padding
-        }
-        keys = arena
-        garbageKeyBytes = padding
-        freeKeys.removeAll()
+        keys.trimExcessCapacity(&stored)
     }
 
     /// The slot of the stored entry `e`, which is in the index.
     private func slot(of e: StoredIndexEntry) -> Int {
-        keys.withKey(at: e.keyOffset, length: e.keyLength) { k in find(k, hash: hash(k))! }
+        keys.withKey(of: e) { k in find(k, hash: hash(k))! }
     }
 
     // MARK: Restoring
@@ -277,13 +252,13 @@ struct KeyIndex: Sendable {
         self.seed = seed
         self.stored = entries
         self.expiries = expiries
-        self.keys = KeyArena(keys)
+        self.keys = KeyStore(restoring: keys)
         guard findsEveryEntryByItsKey() else { return nil }
         trimExcessCapacity()
     }
 
     /// Bytes of the keys of the entries (the arena without removed keys' bytes).
-    var liveKeyBytes: Int { keys.count - garbageKeyBytes }
+    var liveKeyBytes: Int { keys.liveBytes }
 }
 
 #if canImport(Glibc)

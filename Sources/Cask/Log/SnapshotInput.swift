@@ -121,7 +121,7 @@ struct SnapshotInput {
                         expiries = ChunkedArray(repeating: 0, count: initialized, chunkShift: KeyIndex.entryChunkShift)
                     }
                     var stored = StoredIndexEntry(e)
-                    stored.moveKey(to: UInt32(keyOffset))
+                    stored.moveKey(to: UInt32(keyOffset), arena: 0)
                     keyOffset += Int(e.keyLength)
                     (buffer.baseAddress! + initialized).initialize(to: stored)
                     initialized += 1

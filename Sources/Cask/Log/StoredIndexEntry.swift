@@ -12,13 +12,15 @@ struct StoredIndexEntry: Sendable {
     private var accessLow: UInt32
     private var accessHigh: UInt16
     /// Bits 0-10 the key length, 11 compressed, 12 pinned, 13 tombstone, 14 tagged (a cache
-    /// entry that lists tags: ``DiskStore/removeValues(taggedWith:)`` reads its record).
+    /// entry that lists tags: ``DiskStore/removeValues(taggedWith:)`` reads its record), 15 the
+    /// ``KeyStore`` arena holding the key.
     private var keyLengthAndFlags: UInt16
 
     private static let compressedBit: UInt16 = 1 << 11
     private static let pinnedBit: UInt16 = 1 << 12
     private static let tombstoneBit: UInt16 = 1 << 13
     private static let taggedBit: UInt16 = 1 << 14
+    private static let arenaBit: UInt16 = 1 << 15
     private static let keyLengthMask: UInt16 = (1 << 11) - 1
 
     init(_ e: IndexEntry) {
@@ -35,6 +37,7 @@ struct StoredIndexEntry: Sendable {
         if e.flags & Format.RecordFlag.pinned != 0 { bits |= Self.pinnedBit }
         if e.flags & IndexEntry.tombstoneFlag != 0 { bits |= Self.tombstoneBit }
         if e.flags & Format.RecordFlag.tagged != 0 { bits |= Self.taggedBit }
+        if e.keyArena != 0 { bits |= Self.arenaBit }
         keyLengthAndFlags = bits
     }
 
@@ -49,10 +52,18 @@ struct StoredIndexEntry: Sendable {
         var e = IndexEntry(segment: segment, offset: offset, storedLength: storedLength, sequence: sequence, expiry: expiry,
                            accessTime: Int64(UInt64(accessHigh) << 32 | UInt64(accessLow)), flags: flags, keyLength: keyLength)
         e.keyOffset = keyOffset
+        e.keyArena = UInt8(keyArena)
         return e
     }
 
     var keyLength: UInt16 { keyLengthAndFlags & Self.keyLengthMask }
 
-    mutating func moveKey(to offset: UInt32) { keyOffset = offset }
+    /// The ``KeyStore`` arena (0 or 1) holding the key.
+    var keyArena: Int { keyLengthAndFlags & Self.arenaBit == 0 ? 0 : 1 }
+
+    /// Notes that the key now lies at `offset` in `arena`.
+    mutating func moveKey(to offset: UInt32, arena: Int) {
+        keyOffset = offset
+        keyLengthAndFlags = arena == 0 ? keyLengthAndFlags & ~Self.arenaBit : keyLengthAndFlags | Self.arenaBit
+    }
 }
