@@ -3,7 +3,7 @@ import Foundation
 import CaskFormat
 
 extension DiskStore {
-    private enum ReadPlan {
+    enum ReadPlan {
         /// Absent or gone; what an eviction found on the way left to do.
         case miss(StoreState.Deferred)
         /// A record still in the write buffer, copied out under the lock.
@@ -87,30 +87,36 @@ extension DiskStore {
     /// plain value) and the value without it.
     func withRecord<R>(forKey key: String, usedAt now: Int64?, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
         let plan = try withUTF8(key) { keyBytes throws(CaskError) in
-          try checkKeyLength(keyBytes)
-          return try state.withLock { s throws(CaskError) -> ReadPlan in
-            guard !s.isClosed else { throw .closed }
-            let found: IndexEntry?
-            if let now { found = s.use(keyBytes, now: now) } else { found = s.index.entry(forKey: keyBytes) }
-            guard let entry = found else {
-                if now != nil { s.stats.misses += 1 }
-                return .miss(s.takeDeferred())
+            try checkKeyLength(keyBytes)
+            return try state.withLock { s throws(CaskError) -> ReadPlan in
+                guard !s.isClosed else { throw .closed }
+                return try Self.readPlan(keyBytes, in: &s, usedAt: now)
             }
-            if now != nil { s.stats.hits += 1 }
-            if entry.segment == s.writer.id,
-               let copy = try s.writer.bufferedBytes(at: Int64(entry.offset), count: entry.recordSize) {
-                return .buffered(copy, entry)
-            }
-            guard let file = s.segments[entry.segment] else { return .damaged(entry) }
-            return .read(file, entry)
-          }
         }
         return try read(plan, forKey: key, body)
     }
 
+    /// Under the store's lock: where the live record of `keyBytes` is to be read (a use at
+    /// `now`, counted as a hit or miss; with nil, nothing changes).
+    static func readPlan(_ keyBytes: UnsafeRawBufferPointer, in s: inout StoreState, usedAt now: Int64?) throws(CaskError) -> ReadPlan {
+        let found: IndexEntry?
+        if let now { found = s.use(keyBytes, now: now) } else { found = s.index.entry(forKey: keyBytes) }
+        guard let entry = found else {
+            if now != nil { s.stats.misses += 1 }
+            return .miss(s.takeDeferred())
+        }
+        if now != nil { s.stats.hits += 1 }
+        if entry.segment == s.writer.id,
+           let copy = try s.writer.bufferedBytes(at: Int64(entry.offset), count: entry.recordSize) {
+            return .buffered(copy, entry)
+        }
+        guard let file = s.segments[entry.segment] else { return .damaged(entry) }
+        return .read(file, entry)
+    }
+
     /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
     /// damage, which is reported and removes the key).
-    private func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
+    func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
         switch plan {
         case .miss(let deferred):
             // An item found expired or aged out was evicted: its event goes out now.

@@ -65,15 +65,32 @@ extension DiskStore {
         let candidates = taggedEntries(olderThan: removals.newestSequence)
         var covered: [(key: [UInt8], sequence: UInt64)] = []
         var failure: CaskError?
-        for c in candidates {
-            let key = String(decoding: c.key, as: UTF8.self)
-            do throws(CaskError) {
-                let tags = try withRecord(forKey: key, usedAt: nil) { _, entry, header in
-                    entry.sequence == c.sequence ? header?.tags : nil
+        var next = 0
+        while next < candidates.count {
+            // Where a batch of records lies, found in one slice of the lock (a lock taken per
+            // read, in a tight loop, kept a writer waiting for up to 17 ms); read without it.
+            let batch = candidates[next..<min(candidates.count, next + Self.entriesPerRemovalStep)]
+            next = batch.endIndex
+            let plans = try state.withSlice { s throws(CaskError) -> [ReadPlan] in
+                guard !s.isClosed else { throw .closed }
+                var plans: [ReadPlan] = []
+                for c in batch {
+                    let plan: Result<ReadPlan, CaskError> = c.key.withUnsafeBytes { k in
+                        Result { () throws(CaskError) in try Self.readPlan(k, in: &s, usedAt: nil) }
+                    }
+                    plans.append(try plan.get())
                 }
-                if let tags = tags ?? nil, removals.removes(tags: tags, sequence: c.sequence) { covered.append(c) }
-            } catch .io(let operation, let path, let errno) {
-                failure = failure ?? .io(operation: operation, path: path, errno: errno)
+                return plans
+            }
+            for (c, plan) in zip(batch, plans) {
+                do throws(CaskError) {
+                    let tags = try read(plan, forKey: String(decoding: c.key, as: UTF8.self)) { _, entry, header in
+                        entry.sequence == c.sequence ? header?.tags : nil
+                    }
+                    if let tags = tags ?? nil, removals.removes(tags: tags, sequence: c.sequence) { covered.append(c) }
+                } catch .io(let operation, let path, let errno) {
+                    failure = failure ?? .io(operation: operation, path: path, errno: errno)
+                }
             }
         }
         let removed = removeCovered(covered, now: now, reportsEvents: reportsEvents)
