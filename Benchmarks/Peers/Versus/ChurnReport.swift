@@ -38,7 +38,7 @@ struct ChurnReport {
         "engine", "keys", "puts", "fill_s", "churn_s", "close_s", "puts_per_s",
         "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns", "puts_over_1ms", "puts_over_10ms",
         "window_ms", "slowest_window_puts", "median_window_puts",
-        "byte_limit", "disk_max_bytes", "disk_final_bytes",
+        "byte_limit", "disk_max_bytes", "disk_after_close_bytes",
         "user_bytes", "write_bytes", "cancelled_write_bytes", "write_amplification", "net_write_amplification",
         "syscall_write_bytes", "syscall_write_amplification",
         "own_bytes_written", "own_compaction_bytes_written", "own_write_amplification", "peak_rss_bytes",

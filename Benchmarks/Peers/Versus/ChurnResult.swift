@@ -20,7 +20,9 @@ struct ChurnResult: Codable {
     var windowSummary: WindowSummary
     /// The byte limit the engine ran with (cask-limit only).
     var byteLimit: Int64?
-    /// Disk use of the store's directory: the largest sample during the churn, and after close.
+    /// Disk use of the store's directory: the largest sample during the churn (the store
+    /// open), and after close (Cask's clean close adds its index snapshot, which the byte limit
+    /// does not count).
     var diskMaxBytes: Int64
     var diskFinalBytes: Int64
     /// Key and value bytes put by the churn.

@@ -41,10 +41,13 @@ struct ChurnRunner {
         let machine = MachineStalls(lateWakeUps: watch.count, slowPuts: log.slowPuts.count, slowPutsInStalls: watch.overlapping(log.slowPuts))
         try session.flush()
         let own = ownWrites(store).flatMap { now in ownBase.map { (now.0 - $0.0, now.1 - $0.1) } }
+        // Disk use while the store is open; after close, measured apart (a clean close may
+        // write files of its own, such as Cask's index snapshot).
+        let samples = sampler.stop()
         let closeStart = ProcessProbe.now()
         try store.close()
         let closeSeconds = Double(ProcessProbe.now() - closeStart) / 1e9
-        let samples = sampler.stop()
+        let diskAfterClose = ProcessProbe.diskBytes(directory)
         let peakResident = ProcessProbe.peakResidentBytes()   // the fill and the churn (not the reopen)
         let reopen = try reopenAndClose(directory, names)
         let writes = Writes(
@@ -52,6 +55,7 @@ struct ChurnRunner {
             syscall: ProcessProbe.syscallWriteBytes() - syscallBase, own: own)
         var r = result(log: log, seconds: seconds, fillSeconds: fillSeconds, closeSeconds: closeSeconds, reopen: reopen,
                        samples: samples, writes: writes, store: store, peakResident: peakResident)
+        r.diskFinalBytes = diskAfterClose
         r.machineStalls = machine
         return r
     }

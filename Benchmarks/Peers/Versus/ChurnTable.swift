@@ -13,7 +13,7 @@ struct ChurnTable {
         s += table(["engine", "puts/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "> 1 ms", "> 10 ms",
                     "machine stalls (puts > 10 ms in one)"], results.map(latencyRow))
         s += "\n"
-        s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / final (MiB)",
+        s += table(["engine", "slowest / median \(first.windowSummary.windowMilliseconds) ms window (puts)", "disk max / after close (MiB)",
                     "limit (MiB)", "write amp. (write_bytes)", "net of cancelled", "write amp. (wchar)", "write amp. (own count)", "peak RSS (MiB)"], results.map(diskRow))
         s += "\n"
         s += table(["engine", "close after the churn (ms)", "open of that store (ms)", "its close (ms)"], results.map { r in
