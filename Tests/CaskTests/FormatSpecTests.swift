@@ -171,7 +171,7 @@ import CaskFormat
     @Test func lz4RejectsDamagedBlocksAndWrongLengths() {
         var rng = SeededBytes(seed: 11)
         let value = [UInt8](rng.compressible(10_000))
-        let compressed = value.withUnsafeBytes { Compression.compress($0, policy: .always) }!
+        let compressed = value.withUnsafeBytes { ValueCodec.compress($0, policy: .always) }!
         #expect(compressed.count < value.count)
         var out = [UInt8](repeating: 0, count: value.count)
         #expect(compressed.withUnsafeBytes { c in out.withUnsafeMutableBytes { LZ4.decompress(c, into: $0) } })
@@ -201,8 +201,8 @@ import CaskFormat
                     var rng = SeededBytes(seed: UInt64(40 + thread))
                     for size in [600, 4096, 17, 70_000, 4096, 1_000] {
                         let value = [UInt8](rng.compressible(size))
-                        let first = value.withUnsafeBytes { Compression.compress($0, policy: .always) }
-                        let second = value.withUnsafeBytes { Compression.compress($0, policy: .always) }
+                        let first = value.withUnsafeBytes { ValueCodec.compress($0, policy: .always) }
+                        let second = value.withUnsafeBytes { ValueCodec.compress($0, policy: .always) }
                         #expect((first == nil) == (second == nil), "size \(size)")
                         for block in [first, second].compactMap({ $0 }) {
                             var out = [UInt8](repeating: 0, count: size)
@@ -218,11 +218,11 @@ import CaskFormat
     @Test func compressionPolicyKeepsOnlyWhatSaves() {
         var rng = SeededBytes(seed: 2)
         let text = [UInt8](rng.compressible(4096)), noise = [UInt8](rng.random(4096))
-        #expect(text.withUnsafeBytes { Compression.compress($0, policy: .never) } == nil)
-        #expect(text.withUnsafeBytes { Compression.compress($0, policy: .default) } != nil)
-        #expect(noise.withUnsafeBytes { Compression.compress($0, policy: .always) } == nil)
+        #expect(text.withUnsafeBytes { ValueCodec.compress($0, policy: .never) } == nil)
+        #expect(text.withUnsafeBytes { ValueCodec.compress($0, policy: .default) } != nil)
+        #expect(noise.withUnsafeBytes { ValueCodec.compress($0, policy: .always) } == nil)
         let small = [UInt8](rng.compressible(100))
-        #expect(small.withUnsafeBytes { Compression.compress($0, policy: .default) } == nil)
-        #expect(small.withUnsafeBytes { Compression.compress($0, policy: .always) } != nil)
+        #expect(small.withUnsafeBytes { ValueCodec.compress($0, policy: .default) } == nil)
+        #expect(small.withUnsafeBytes { ValueCodec.compress($0, policy: .always) } != nil)
     }
 }

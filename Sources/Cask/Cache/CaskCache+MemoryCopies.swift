@@ -130,32 +130,29 @@ extension CaskCache {
     }
 
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key, freshUntil: 0, expiry: { DiskStore.expiry(now: $0, timeToLive: timeToLive) }) { raw throws(CaskError) in
+        try writeThrough(value, data: data, forKey: key, freshUntil: 0) { raw throws(CaskError) in
             try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
         }
     }
 
     /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms
-    /// since 1970), listing `tags`, in both layers. The disk layer turns `expiry` into a TTL
-    /// from its own later clock reading: the copy keeps the earlier `expiry`, never later than
-    /// the record's.
+    /// since 1970), listing `tags`, in both layers.
     func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil, expiry: { _ in expiry }) { raw throws(CaskError) in
-            try disk.putEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
+        try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil) { raw throws(CaskError) in
+            try disk.writeEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
         }
     }
 
-    /// Writes `data` to disk with `put` (which returns the record's sequence), then keeps
-    /// `value` in memory as its copy, with the expiry `expiry(now)` computes from a clock reading
-    /// taken before the disk layer's own (so the copy's expiry is never later than the record's).
-    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: (Int64) -> Int64,
-                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> UInt64) throws(CaskError) {
+    /// Writes `data` to disk with `put`, which returns the index entry it wrote, then keeps
+    /// `value` in memory as the copy of that record, with the record's own expiry.
+    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64,
+                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> IndexEntry) throws(CaskError) {
         emit(.willAdd(key: key))
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
-        let written: Result<UInt64, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
-        let sequence = try written.get()
-        remember(value, sequence: sequence, expiry: expiry(now), forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
+        let written: Result<IndexEntry, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
+        let entry = try written.get()
+        remember(value, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
         emit(.didAdd(key: key))
     }
 

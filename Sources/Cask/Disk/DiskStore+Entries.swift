@@ -13,19 +13,17 @@ extension DiskStore {
     ///   ``CaskError/invalidOption(_:)`` for a tag out of range.
     @discardableResult
     package func putEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> UInt64 {
+        try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags).sequence
+    }
+
+    /// ``putEntry(_:forKey:freshUntil:expiry:tags:)``, returning the index entry it wrote.
+    func writeEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> IndexEntry {
         let header = EntryHeader(freshUntil: max(1, freshUntil), tags: try Self.checkedTags(tags))
-        let headerSize = header.encodedSize
-        guard value.count <= options.maximumValueSize - headerSize else {
-            throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize - headerSize)
+        guard value.count <= options.maximumValueSize - header.encodedSize else {
+            throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize - header.encodedSize)
         }
-        let now = options.clock.now
-        let ttl = Duration.milliseconds(max(1, expiry - now))
-        let flags = Format.RecordFlag.entry | (header.tags.isEmpty ? 0 : Format.RecordFlag.tagged)
-        return try withUnsafeTemporaryAllocation(byteCount: headerSize + value.count, alignment: 8) { out throws(CaskError) -> UInt64 in
-            header.encode(into: out)
-            if value.count > 0 { (out.baseAddress! + headerSize).copyMemory(from: value.baseAddress!, byteCount: value.count) }
-            return try put(UnsafeRawBufferPointer(out), forKey: key, timeToLive: ttl, isPinned: false, entryFlags: flags)
-        }
+        let ttl = Duration.milliseconds(max(1, expiry - options.clock.now))
+        return try put(value, forKey: key, timeToLive: ttl, isPinned: false, entry: header)
     }
 
     /// `tags` as an entry header lists them: their UTF-8 bytes, each once, in the order given.

@@ -179,22 +179,7 @@ extension DiskStore {
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
-        if !h.isCompressed { return deliverValue(stored, of: h, body) }
-        // A temporary buffer (on the stack when it fits), not an array: no malloc and free per read.
-        return withUnsafeTemporaryAllocation(byteCount: h.originalLength, alignment: 16) { out -> R? in
-            guard Compression.decompress(stored, into: out) else { return nil }
-            return deliverValue(UnsafeRawBufferPointer(out), of: h, body)
-        }
-    }
-
-    /// Calls `body` with a checked value: a cache entry's without its header (nil when the
-    /// header is not one, or its tags disagree with the record's flag: damage), a plain value
-    /// as it is.
-    @inline(__always)
-    private static func deliverValue<R>(_ value: UnsafeRawBufferPointer, of h: RecordHeader, _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
-        guard h.isEntry else { return body(value, nil) }
-        guard let header = EntryHeader.decode(value), header.matches(taggedFlag: h.isTagged) else { return nil }
-        return body(UnsafeRawBufferPointer(rebasing: value[header.encodedSize...]), header)
+        return ValueCodec.decode(stored, of: h, body)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

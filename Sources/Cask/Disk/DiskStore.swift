@@ -146,10 +146,10 @@ public final class DiskStore: Sendable {
         timeToLive: Duration? = nil,
         isPinned: Bool = false
     ) throws(CaskError) {
-        let result: Result<UInt64, CaskError> = value.withUnsafeBytes { raw in
-            Result { () throws(CaskError) in try put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
+        let result: Result<Void, CaskError> = value.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in _ = try put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned) }
         }
-        _ = try result.get()
+        try result.get()
     }
 
     /// The expiry (milliseconds since 1970; 0 = none) of an item put at `now` with
@@ -166,65 +166,6 @@ public final class DiskStore: Sendable {
     /// (``RecordObserver``). For the cache facade; not for a read-only store.
     func observeRecords(_ observer: RecordObserver) {
         state.withLock { $0.observer = observer }
-    }
-
-    /// Appends the value's record and installs it; returns its sequence number. `entryFlags`:
-    /// ``Format/RecordFlag/entry`` when `value` starts with an ``EntryHeader``, plus
-    /// ``Format/RecordFlag/tagged`` when that header lists tags (``putEntry(_:forKey:freshUntil:expiry:tags:)``).
-    @discardableResult
-    func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool, entryFlags: UInt8 = 0) throws(CaskError) -> UInt64 {
-        try requireWritable()
-        guard value.count <= options.maximumValueSize else {
-            throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
-        }
-        if let timeToLive, timeToLive < .milliseconds(1) {
-            throw .invalidOption("timeToLive \(timeToLive) must be at least 1 ms (nil for no expiry)")
-        }
-        let compressed = Compression.compress(value, policy: options.compression)
-        let now = options.clock.now
-        let expiry = Self.expiry(now: now, timeToLive: timeToLive)
-        if let budget = options.itemByteBudget {
-            let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: compressed?.count ?? value.count)
-            guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
-        }
-        var flags: UInt8 = isPinned ? Format.RecordFlag.pinned : 0
-        if compressed != nil { flags |= Format.RecordFlag.compressed }
-        flags |= entryFlags
-        if options.durability == .everyWrite {
-            let ticket: (ticket: UInt64, sequence: UInt64)
-            do {
-                ticket = try withKeyBytes(key) { keyBytes throws(CaskError) in
-                try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
-                    try state.withLock { s throws(CaskError) -> (ticket: UInt64, sequence: UInt64) in
-                        guard !s.isClosed else { throw .closed }
-                        let entry = try s.appendRecord(
-                            kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
-                            flags: flags, expiry: expiry, now: now)
-                        return (s.awaitSync(entry, key: keyBytes), entry.sequence)
-                    }
-                }
-                }
-            }
-            try commit(ticket.ticket)
-            armBackgroundWork()
-            return ticket.sequence
-        }
-        let (sequence, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try withStoredBytes(compressed, or: value) { stored throws(CaskError) in
-                try state.withLock { s throws(CaskError) -> (UInt64, StoreState.Deferred) in
-                    guard !s.isClosed else { throw .closed }
-                    let entry = try s.appendRecord(
-                        kind: .value, key: keyBytes, stored: stored, originalLength: value.count,
-                        flags: flags, expiry: expiry, now: now)
-                    s.install(entry, forKey: keyBytes)
-                    s.enforceLimits(now: now, written: keyBytes)
-                    return (entry.sequence, s.takeDeferred())
-                }
-            }
-        }
-        armBackgroundWork(compaction: deferred.checkCompaction)
-        if !deferred.isEmpty { finish(deferred) }
-        return sequence
     }
 
     /// Does what a write left for after the lock: hint files, events, compaction (inline when

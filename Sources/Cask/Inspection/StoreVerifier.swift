@@ -113,23 +113,8 @@ public struct StoreVerifier: Sendable {
     /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
     /// cache entry whose value does not start with a valid entry header; nil when nothing is.
     private static func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer) -> String? {
-        guard h.isCompressed || h.isEntry else { return nil }
         let start = offset + Format.recordHeaderSize + h.keyLength
-        let stored = UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)])
-        guard h.isCompressed else { return entryProblem(stored, of: h) }
-        var out = [UInt8](repeating: 0, count: h.originalLength)
-        guard out.withUnsafeMutableBytes({ Compression.decompress(stored, into: $0) }) else {
-            return "LZ4 block does not decode to \(h.originalLength) bytes"
-        }
-        guard h.isEntry else { return nil }
-        return out.withUnsafeBytes { entryProblem($0, of: h) }
-    }
-
-    /// What is wrong with a cache entry's header: not one, or tags that disagree with the
-    /// record's tagged flag; nil when nothing is.
-    private static func entryProblem(_ value: UnsafeRawBufferPointer, of h: RecordHeader) -> String? {
-        guard let header = EntryHeader.decode(value) else { return "cache entry header is not valid" }
-        return header.matches(taggedFlag: h.isTagged) ? nil : "cache entry header's tags disagree with the record's tagged flag"
+        return ValueCodec.problem(UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)]), of: h)
     }
 
     /// Checks every record's checksum, LZ4 block and cache entry header in one segment.

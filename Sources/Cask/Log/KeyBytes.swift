@@ -23,10 +23,3 @@ func checkKeyLength(_ utf8: UnsafeRawBufferPointer) throws(CaskError) {
         throw CaskError.keyTooLong(length: utf8.count, maximum: Format.maximumKeyLength)
     }
 }
-
-@inline(__always)
-func withStoredBytes<R>(_ compressed: [UInt8]?, or value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws(CaskError) -> R) throws(CaskError) -> R {
-    guard let compressed else { return try body(value) }
-    let result: Result<R, CaskError> = compressed.withUnsafeBytes { raw in Result { () throws(CaskError) in try body(raw) } }
-    return try result.get()
-}
