@@ -91,22 +91,13 @@ struct Remove: ParsableCommand {
     func run() throws {
         let name = try key.resolved()
         let store = try openStore(directory, for: .change)
-        if tag {
-            let removed = try withStoreErrors { try store.removeValues(taggedWith: name) }
+        if tag || prefix {
+            // A group at once: every entry with the tag, or every key under the prefix.
+            let removed = try withStoreErrors { tag ? try store.removeValues(taggedWith: name) : try store.removeValues(withPrefix: name) }
             try withStoreErrors { try store.close() }
             print("removed \(removed) items")
             if removed == 0 {
-                printError("cask: no entry is tagged \(ArgumentValues.escaped(name))")
-                throw Exit.no
-            }
-            return
-        }
-        if prefix {
-            let removed = try withStoreErrors { try store.removeValues(withPrefix: name) }
-            try withStoreErrors { try store.close() }
-            print("removed \(removed) items")
-            if removed == 0 {
-                printError("cask: no key starts with \(ArgumentValues.escaped(name))")
+                printError(tag ? "cask: no entry is tagged \(ArgumentValues.escaped(name))" : "cask: no key starts with \(ArgumentValues.escaped(name))")
                 throw Exit.no
             }
             return
