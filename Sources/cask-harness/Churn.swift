@@ -21,11 +21,13 @@ struct Churn: ParsableCommand {
     @Option(help: "segmentSize in bytes (the store's default when absent).") var segmentSize: Int?
     @Option(help: "limits.liveRatio (the store's default when absent).") var liveRatio: Double?
     @Option(help: "Churn the store in this folder and keep it (for timing its open: cask-harness footprint).") var keep: String?
+    @Option(help: "Give every put this time to live, in seconds (items then expire, and the compaction thread sweeps them).") var ttl: Int?
 
     func validate() throws {
         try ArgumentValues.count(count, option: "--count", minimum: 1)
         try ArgumentValues.count(ops, option: "--ops", minimum: 1)
         try ArgumentValues.count(valueSize, option: "--value-size", minimum: 1)
+        if let ttl { try ArgumentValues.count(ttl, option: "--ttl", minimum: 1) }
     }
 
     func run() throws {
@@ -40,7 +42,8 @@ struct Churn: ParsableCommand {
         let values = Self.values(size: valueSize)
         try withStoreErrors {
             let store = try DiskStore(directory: path, options: options)
-            for i in 0..<count { try store.setValue(values[i & 63], forKey: keys[i]) }
+            let timeToLive = ttl.map { Duration.seconds($0) }
+            for i in 0..<count { try store.setValue(values[i & 63], forKey: keys[i], timeToLive: timeToLive) }
             var latencies = [UInt32](repeating: 0, count: ops)
             var rng = XorShift(seed: 0x9E37_79B9_7F4A_7C15)   // not the system generator: a syscall per key
             var slow: [(UInt64, UInt64)] = []   // puts over 10 ms: (start, end)
@@ -49,7 +52,7 @@ struct Churn: ParsableCommand {
             for n in 0..<ops {
                 let key = keys[Int(rng.next() % UInt64(count))]
                 let t = StallWatch.now()
-                try store.setValue(values[n & 63], forKey: key)
+                try store.setValue(values[n & 63], forKey: key, timeToLive: timeToLive)
                 let end = StallWatch.now()
                 latencies[n] = UInt32(clamping: end - t)
                 if end - t > 10_000_000 { slow.append((t, end)) }

@@ -58,6 +58,7 @@ extension DiskStore {
             while passes < maximumPasses {
                 try closing.check()
                 let now = options.clock.now
+                sweepExpiredItems(force: force, now: now)
                 let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
                     let plan = Compactor.plan(&s, force: force, now: now)

@@ -20,17 +20,10 @@ extension Compactor {
 
     /// Chooses inputs under the lock: sealed segments whose dead share reaches the policy's ratio
     /// (any dead share at all under byte-limit pressure or when `force`d), plus small segments worth
-    /// merging, up to one pass's worth of live bytes. Also tombstones expired items first, so
-    /// that their bytes can go.
+    /// merging, up to one pass's worth of live bytes.
     static func plan(_ s: inout StoreState, force: Bool, now: Int64) -> Plan? {
-        // Expired items are dropped first so that their bytes can go: on every forced pass,
-        // at most once a second otherwise (the sweep walks the whole index).
-        if (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000) {
-            // Harmless `try?`: a failed tombstone append leaves expired items in the index, where
-            // reads find them gone; the next sweep tries again. Nothing is read here.
-            _ = try? s.removeExpired(now: now, tombstoneIfNeeded: true)
-            s.lastExpirySweep = now
-        }
+        // Expired items were dropped just before, in slices of the lock, so that their bytes
+        // can go (DiskStore.sweepExpiredItems).
         let pressure = s.diskBudget.map { s.fileBytes > $0 } ?? false
         let threshold = s.options.compaction.garbageRatio
         let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
