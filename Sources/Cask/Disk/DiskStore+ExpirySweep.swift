@@ -16,24 +16,7 @@ extension DiskStore {
             (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000)
         }
         guard due else { return }
-        var cursor = Int.max
-        while cursor > 0 {
-            let deferred = state.withSlice { s -> StoreState.Deferred in
-                guard !s.isClosed else { cursor = 0; return StoreState.Deferred() }
-                cursor = min(cursor, s.index.count)
-                let deadline = SliceDeadline(budget: StoreStateLock.sliceBudgetNanoseconds)
-                var steps = 0
-                while cursor > 0 {
-                    let low = max(0, cursor - Self.entriesPerRemovalStep)
-                    s.evictGone(in: low..<cursor, now: now)
-                    cursor = low
-                    steps += 8
-                    if deadline.isPast(after: steps) { break }
-                }
-                return s.takeBackgroundDeferred()
-            }
-            if !deferred.isEmpty { finish(deferred) }
-        }
+        walkIndexBackwards(background: true) { s, range in s.evictGone(in: range, now: now) }
         state.withLock { $0.lastExpirySweep = now }
     }
 }

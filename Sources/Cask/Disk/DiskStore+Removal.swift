@@ -49,11 +49,21 @@ extension DiskStore {
     }
 
     /// Walks the index from its last entry to its first, in slices of the lock, removing each
-    /// entry under `prefix` older than `sequence`. Backwards, so that entries moved by
-    /// removals (the last one fills the hole) are never skipped: they come from the part
-    /// already walked, or were installed after the removal record (newer than it).
+    /// entry under `prefix` older than `sequence`.
     private func removeFromIndex(prefix: [UInt8], olderThan sequence: UInt64, now: Int64) -> Int {
         var removed = 0
+        walkIndexBackwards { s, range in removed += s.removeEntries(in: range, under: prefix, olderThan: sequence, now: now) }
+        return removed
+    }
+
+    /// Calls `step` on every entry number, in ranges of at most ``entriesPerRemovalStep`` from
+    /// the last entry to the first, in slices of the store's lock (writers waiting for it go
+    /// first); what each slice leaves for after the lock (events, hints) is done after it.
+    /// Backwards, so that `step` may remove entries in its range: the last entry fills a
+    /// removed one's hole, and it comes from the part already walked, or was installed since.
+    /// `background`: the caller is a background thread, which never compacts on the write
+    /// path's behalf.
+    func walkIndexBackwards(background: Bool = false, _ step: (inout StoreState, Range<Int>) -> Void) {
         var cursor = Int.max
         while cursor > 0 {
             let deferred = state.withSlice { s -> StoreState.Deferred in
@@ -63,16 +73,15 @@ extension DiskStore {
                 var steps = 0
                 while cursor > 0 {
                     let low = max(0, cursor - Self.entriesPerRemovalStep)
-                    removed += s.removeEntries(in: low..<cursor, under: prefix, olderThan: sequence, now: now)
+                    step(&s, low..<cursor)
                     cursor = low
                     steps += 8   // a step of many entries: the deadline is read after each
                     if deadline.isPast(after: steps) { break }
                 }
-                return s.takeDeferred()
+                return background ? s.takeBackgroundDeferred() : s.takeDeferred()
             }
-            finish(deferred)
+            if !background || !deferred.isEmpty { finish(deferred) }
         }
-        return removed
     }
 
     /// Entries a removal's walk checks between two readings of the clock.

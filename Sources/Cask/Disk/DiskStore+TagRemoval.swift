@@ -104,25 +104,12 @@ extension DiskStore {
     /// walked, or is newer than every removal).
     private func taggedEntries(olderThan sequence: UInt64) -> [(key: [UInt8], sequence: UInt64)] {
         var found: [(key: [UInt8], sequence: UInt64)] = []
-        var cursor = Int.max
-        while cursor > 0 {
-            state.withSlice { s in
-                guard !s.isClosed else { cursor = 0; return }
-                cursor = min(cursor, s.index.count)
-                let deadline = SliceDeadline(budget: StoreStateLock.sliceBudgetNanoseconds)
-                var steps = 0
-                while cursor > 0 {
-                    let low = max(0, cursor - Self.entriesPerRemovalStep)
-                    for n in (low..<cursor).reversed() {
-                        s.index.withKey(at: n) { key, e in
-                            if e.flags & Format.RecordFlag.tagged != 0 && e.sequence < sequence && !e.isTombstone {
-                                found.append((Array(key), e.sequence))
-                            }
-                        }
+        walkIndexBackwards { s, range in
+            for n in range.reversed() {
+                s.index.withKey(at: n) { key, e in
+                    if e.flags & Format.RecordFlag.tagged != 0 && e.sequence < sequence && !e.isTombstone {
+                        found.append((Array(key), e.sequence))
                     }
-                    cursor = low
-                    steps += 8
-                    if deadline.isPast(after: steps) { break }
                 }
             }
         }
