@@ -13,6 +13,12 @@ python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .buil
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
 swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
-swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|TagRemovalTests|IndexSnapshotTests"
+# A failure prints each race report again at the end, where a truncated CI log still shows it.
+tsan_log=$(mktemp)
+if ! swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|TagRemovalTests|IndexSnapshotTests|MemoryCopiesTests" 2>&1 | tee "$tsan_log"; then
+    echo "ThreadSanitizer run failed; its race reports:"
+    awk '/WARNING: ThreadSanitizer/{p=1} p{print} /^SUMMARY: ThreadSanitizer/{p=0}' "$tsan_log" | head -n 300
+    exit 1
+fi
 # libFuzzer: every target for FUZZ_SECONDS (default 60) on its seed corpus; 0 crashes to pass.
 bash tools/fuzz.sh

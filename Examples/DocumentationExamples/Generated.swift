@@ -158,7 +158,7 @@ func example_GettingStarted_3() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 113
+// Sources/Cask/Cask.docc/GettingStarted.md, line 114
 func example_GettingStarted_4() throws {
     let memory = MemoryCache<Data>(limits: .init(countLimit: 10_000, costLimit: 64 << 20))
     let bytes = Data(repeating: 7, count: 1_000)

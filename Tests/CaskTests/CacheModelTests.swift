@@ -305,6 +305,9 @@ final class ModelRun {
         let store = self.store!
         switch op {
         case let .throughDisk(inner):
+            // The facade hands its memory hits to the disk layer within 10 ms (its flusher
+            // thread): a call made straight to the disk layer is modelled as coming after that.
+            cache?.copies.flushUses()
             throughDisk = true
             defer { throughDisk = false }
             return try diskStep(inner)
@@ -533,7 +536,10 @@ final class ModelRun {
         if keys != model.liveKeys { return "keys \(keys.sorted()), model \(model.liveKeys.sorted())" }
         if store.count != model.items.count { return "count \(store.count), model \(model.items.count) (held, gone included)" }
         for k in keys {
-            guard let m = (try? store.metadata(forKey: CacheModel.key(k))) ?? nil else { return "k\(k) has no metadata" }
+            // Through the facade when there is one: it hands its memory hits to the disk layer first.
+            guard let m = (try? cache?.metadata(forKey: CacheModel.key(k)) ?? store.metadata(forKey: CacheModel.key(k))) ?? nil else {
+                return "k\(k) has no metadata"
+            }
             let item = model.items[k]!
             if m.isPinned != item.pinned { return "k\(k) pinned \(m.isPinned), model \(item.pinned)" }
             if Int64((m.accessDate.timeIntervalSince1970 * 1000).rounded()) != item.access { return "k\(k) accessed at \(m.accessDate), model \(item.access)" }

@@ -19,34 +19,58 @@ extension CaskCache {
     ///
     /// - Throws: what ``DiskStore/trim(toDate:)`` throws.
     @discardableResult
-    public func trim(toDate date: Date) throws(CaskError) -> Int { try disk.trim(toDate: date) }
+    public func trim(toDate date: Date) throws(CaskError) -> Int {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.trim(toDate: date)
+    }
 
     /// Evicts least recently used items until the disk layer's live records take at most `bytes`
     /// (unpinned first).
     /// - Throws: what ``DiskStore/trim(toSize:)`` throws.
-    public func trim(toSize bytes: Int) throws(CaskError) { try disk.trim(toSize: bytes) }
+    public func trim(toSize bytes: Int) throws(CaskError) {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.trim(toSize: bytes)
+    }
 
     /// Evicts the largest items first until live records take at most `bytes` (unpinned first).
     ///
     /// - Throws: what ``DiskStore/trimLargestFirst(toSize:)`` throws.
-    public func trimLargestFirst(toSize bytes: Int) throws(CaskError) { try disk.trimLargestFirst(toSize: bytes) }
+    public func trimLargestFirst(toSize bytes: Int) throws(CaskError) {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.trimLargestFirst(toSize: bytes)
+    }
 
     /// Evicts least recently used items until at most `count` remain (unpinned first).
     ///
     /// - Throws: what ``DiskStore/trim(toCount:)`` throws.
-    public func trim(toCount count: Int) throws(CaskError) { try disk.trim(toCount: count) }
+    public func trim(toCount count: Int) throws(CaskError) {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.trim(toCount: count)
+    }
 
     /// Removes every item whose time to live ran out or that is past the age limit. Returns how
     /// many.
     /// - Throws: what ``DiskStore/removeExpired()`` throws.
     @discardableResult
-    public func removeExpired() throws(CaskError) -> Int { try disk.removeExpired() }
+    public func removeExpired() throws(CaskError) -> Int {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.removeExpired()
+    }
 
     /// Removes every pinned item (`pinned: true`) or every unpinned one (`pinned: false`), from
     /// both layers. Returns how many.
     /// - Throws: what ``DiskStore/removeAll(pinned:)`` throws.
     @discardableResult
-    public func removeAll(pinned: Bool) throws(CaskError) -> Int { try disk.removeAll(pinned: pinned) }
+    public func removeAll(pinned: Bool) throws(CaskError) -> Int {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.removeAll(pinned: pinned)
+    }
 
     /// Removes every item whose key starts with `prefix` that was written before the call,
     /// and none written after, from both layers (``DiskStore/removeValues(withPrefix:)``:
@@ -55,7 +79,10 @@ extension CaskCache {
     /// key (the disk layer's ``StoreOptions/eventHandler`` gets ``StoreEvent/removed(key:)`` for each).
     /// - Throws: what ``DiskStore/removeValues(withPrefix:)`` throws; nothing is removed then.
     @discardableResult
-    public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int { try disk.removeValues(withPrefix: prefix) }
+    public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int {
+        defer { copies.catchUp() }
+        return try disk.removeValues(withPrefix: prefix)
+    }
 
     /// Removes every entry stored with `tag` in its ``CacheEntryOptions/tags`` before the call,
     /// and none stored after, from both layers (``DiskStore/removeValues(taggedWith:)``:
@@ -64,12 +91,19 @@ extension CaskCache {
     /// no tags. Returns how many live items were removed. No ``CacheEvent`` is sent per key.
     /// - Throws: what ``DiskStore/removeValues(taggedWith:)`` throws.
     @discardableResult
-    public func removeValues(taggedWith tag: String) throws(CaskError) -> Int { try disk.removeValues(taggedWith: tag) }
+    public func removeValues(taggedWith tag: String) throws(CaskError) -> Int {
+        defer { copies.catchUp() }
+        return try disk.removeValues(taggedWith: tag)
+    }
 
     /// Compacts the disk layer now (``DiskStore/compact()``): reclaims the space of removed,
     /// replaced and expired items, the active segment's included.
     @discardableResult
-    public func compact() throws(CaskError) -> CompactionReport { try disk.compact() }
+    public func compact() throws(CaskError) -> CompactionReport {
+        copies.flushUses()
+        defer { copies.catchUp() }   // what left the disk layer leaves memory now
+        return try disk.compact()
+    }
 
     // MARK: Async variants
 

@@ -1,20 +1,14 @@
 import Foundation
 import Synchronization
 
-/// How the memory layer's copies stay true to the disk layer (the disk layer decides what
-/// exists), and how memory hits count as uses there.
+/// How the facade reads through its two layers: a memory hit when a copy answers, else the disk
+/// layer, whose record is then kept in memory (``MemoryCopies`` holds the rules that keep the
+/// copies true to the disk layer).
 ///
-/// A copy is made under the disk layer's lock, only while its record is the live one; every
-/// change of a key's live record (through this cache or through ``CaskCache/disk``: a put, a
-/// removal, an eviction, an expiry, damage, `removeAll`, `close`) drops the copy under that same
-/// lock (``RecordObserver``). So a copy in memory is of a live record, except for time: a hit
-/// is answered from memory alone only while the copy's expiry (never later than the record's)
-/// has not come and the last use is within the disk layer's age limit; otherwise the disk layer
-/// is asked. Such a hit is recorded in its memory shard and counted by the disk layer before it
-/// next decides or reports anything by access time (LRU eviction, the age limit, trims,
-/// metadata, the index snapshot), so disk-side limits see memory hits exactly. Calls that
-/// overlap in time are ordered as they take the locks: a hit that runs while another thread's
-/// put evicts its key may still answer the value it had.
+/// A hit is answered from memory alone only while the copy's expiry (never later than the
+/// record's) has not come and the last use is within the disk layer's age limit; otherwise the
+/// disk layer is asked. Calls that overlap in time are ordered as they take the locks: a hit
+/// that runs while another thread's put evicts its key may still answer the value it had.
 extension CaskCache {
     /// What a memory lookup found: a value the copy answers alone (the use is recorded for the
     /// disk layer), one the disk layer must confirm, or a value of another type.
@@ -58,11 +52,13 @@ extension CaskCache {
     func memoryHit<T: Sendable>(forKey key: String) throws(CaskError) -> T? {
         // One clock reading for both layers: the memory and disk layers share the disk's clock.
         let now = options.disk.clock.now
+        copies.catchUp()
         // Under the memory shard's lock: the value itself when the copy answers alone (no
         // copy of the item), else the item for the disk layer to confirm.
         let hit = memory.value(forKey: key, now: now, reading: HitRead<T>(now: now, fresh: tracksUses, ageLimit: diskAgeLimit))
         switch hit {
         case .answered(let typed):
+            copies.noteLookup()
             return typed   // counted by the memory shard, as a recorded use
 
         case .needsDisk(let typed, let sequence):
@@ -76,6 +72,7 @@ extension CaskCache {
     /// needs its word, and for a read-only disk layer.
     @inlinable
     func checkedHit<T: Sendable>(_ typed: T, sequence: UInt64, forKey key: String, now: Int64) throws(CaskError) -> T? {
+        copies.flushUses()
         guard try disk.touch(key, now: now) == sequence else {
             memory.removeValue(forKey: key)
             return nil
@@ -85,12 +82,14 @@ extension CaskCache {
     }
 
     /// A disk record as the facade reads it: its value's bytes, its index entry, the end of its
-    /// fresh period (0 for a plain value), and a time no later than the disk layer's use of it.
+    /// fresh period (0 for a plain value), a time no later than the disk layer's use of it, and
+    /// the change journal's mark from before the read (``MemoryCopies/keep(_:forKey:cost:usedAt:since:)``).
     struct DiskRead {
         let data: Data
         let entry: IndexEntry
         let freshUntil: Int64
         let usedAt: Int64
+        let mark: UInt64
         /// Whether plain reads answer it (a plain value, or a cache entry in its fresh period).
         var isFresh: Bool { freshUntil == 0 || usedAt < freshUntil }
     }
@@ -99,9 +98,11 @@ extension CaskCache {
     /// (and nothing in memory) when the disk holds no live value.
     func diskRecord(forKey key: String) throws(CaskError) -> DiskRead? {
         misses.add(1, ordering: .relaxed)
+        copies.flushUses()
+        let mark = copies.mark
         let before = options.disk.clock.now
         guard let found = try disk.withRecord(forKey: key, { bytes, entry, freshUntil in
-            DiskRead(data: Data(bytes), entry: entry, freshUntil: freshUntil, usedAt: before)
+            DiskRead(data: Data(bytes), entry: entry, freshUntil: freshUntil, usedAt: before, mark: mark)
         }) else {
             memory.removeValue(forKey: key)
             return nil
@@ -109,24 +110,10 @@ extension CaskCache {
         return found
     }
 
-    /// ``remember(_:sequence:expiry:forKey:cost:usedAt:freshUntil:)`` for a value read from disk.
+    /// Keeps a value read from disk in memory as the copy of its record (``MemoryCopies/keep(_:forKey:cost:usedAt:since:)``).
     func remember<T: Sendable>(_ value: T, _ read: DiskRead, forKey key: String) {
-        remember(value, sequence: read.entry.sequence, expiry: read.entry.expiry, forKey: key, cost: read.data.count,
-                 usedAt: read.usedAt, freshUntil: read.freshUntil)
-    }
-
-    /// Keeps `value` in memory as the copy of disk record `sequence`, when that record is still
-    /// the live one; evictions it calls for run after the disk layer's lock is released.
-    /// `usedAt`: a time no later than the disk layer's last use of the record (read before the
-    /// disk call), so that the copy's age is never less than the record's.
-    func remember<T: Sendable>(_ value: T, sequence: UInt64, expiry: Int64, forKey key: String, cost: Int, usedAt: Int64, freshUntil: Int64 = 0) {
-        let item = MemoryItem(value: value, sequence: sequence, expiry: expiry, freshUntil: freshUntil)
-        guard tracksUses else {
-            memory.setValue(item, forKey: key, cost: cost)
-            return
-        }
-        _ = disk.whileLive(key, sequence: sequence) { memory.insert(item, forKey: key, cost: cost, now: usedAt) }
-        memory.enforceLimitsIfNeeded()
+        let item = MemoryItem(value: value, sequence: read.entry.sequence, expiry: read.entry.expiry, freshUntil: read.freshUntil)
+        copies.keep(item, forKey: key, cost: read.data.count, usedAt: read.usedAt, since: read.mark)
     }
 
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
@@ -148,21 +135,14 @@ extension CaskCache {
     private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64,
                                            put: (UnsafeRawBufferPointer) throws(CaskError) -> IndexEntry) throws(CaskError) {
         emit(.willAdd(key: key))
+        copies.flushUses()   // the write may evict by LRU order
+        let mark = copies.mark
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
         let written: Result<IndexEntry, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
         let entry = try written.get()
-        remember(value, sequence: entry.sequence, expiry: entry.expiry, forKey: key, cost: data.count, usedAt: now, freshUntil: freshUntil)
+        let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: freshUntil)
+        copies.keep(item, forKey: key, cost: data.count, usedAt: now, since: mark)
         emit(.didAdd(key: key))
-    }
-
-    /// The disk layer's view of the memory layer (``RecordObserver``).
-    static func observer(of memory: MemoryCache<MemoryItem>) -> RecordObserver {
-        RecordObserver(
-            recordGone: { key in
-                if let key { memory.removeValue(forKey: String(decoding: key, as: UTF8.self)) } else { memory.removeAll() }
-            },
-            mayHaveUses: { memory.mayHaveUses },
-            takeUses: { memory.takeUses() })
     }
 }

@@ -19,8 +19,10 @@ import CaskFormat
 /// limit): so an item that expired (TTL), aged out, was evicted by a disk limit or was changed
 /// through ``disk`` is never answered from memory. The memory layer's own limits only decide
 /// which decoded values stay in memory. A hit does not wait for the disk layer's lock: the
-/// disk layer drops a memory copy whenever its record changes, and counts the hits before it
-/// next decides anything by access time. Calls that overlap in time are ordered as they take
+/// disk layer records which records go, and the cache drops their copies before its next
+/// lookup; it hands its hits to the disk layer before any call of its own that decides by
+/// access time, and within 10 ms otherwise (so the disk layer's background eviction and age
+/// limit count a memory hit from then on). Calls that overlap in time are ordered as they take
 /// the locks: a hit that runs while another thread's write evicts the key may answer the value
 /// it had; a read that starts after a write returned never answers an older value.
 ///
@@ -33,6 +35,8 @@ public final class CaskCache: Sendable {
     public let disk: DiskStore
     /// The memory layer: decoded values, each with the disk record it came from; cost = encoded bytes.
     @usableFromInline let memory: MemoryCache<MemoryItem>
+    /// The rules that keep the memory layer's copies true to the disk layer.
+    @usableFromInline let copies: MemoryCopies
     /// The options the cache was opened with.
     public let options: CacheOptions
     /// Memory hits the disk layer confirmed, and misses (relaxed atomics: counters, not a lock
@@ -118,7 +122,7 @@ public final class CaskCache: Sendable {
         self.memory = MemoryCache<MemoryItem>(
             limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
             clock: options.disk.clock, tracksUses: tracksUses, onEviction: onEviction)
-        if tracksUses { self.disk.observeRecords(Self.observer(of: memory)) }
+        self.copies = MemoryCopies(memory: memory, disk: self.disk)
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory
@@ -220,7 +224,8 @@ public final class CaskCache: Sendable {
     /// Pins or unpins `key` (see ``DiskStore/setPinned(_:forKey:)``). Returns false when absent.
     @discardableResult
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
-        try disk.setPinned(pinned, forKey: key)
+        copies.flushUses()
+        return try disk.setPinned(pinned, forKey: key)
     }
 
     // MARK: Removal and queries
@@ -240,6 +245,7 @@ public final class CaskCache: Sendable {
     public func removeAll() throws(CaskError) {
         memory.removeAll()
         try disk.removeAll()
+        copies.catchUp()
         emit(.didRemoveAll)
     }
 
@@ -250,11 +256,15 @@ public final class CaskCache: Sendable {
     /// ``DiskStore/metadata(forKey:)``.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when reading the record's header fails,
     ///   ``CaskError/closed``.
-    public func metadata(forKey key: String) throws(CaskError) -> ItemMetadata? { try disk.metadata(forKey: key) }
+    public func metadata(forKey key: String) throws(CaskError) -> ItemMetadata? {
+        copies.flushUses()
+        return try disk.metadata(forKey: key)
+    }
 
     /// Both layers' counters.
     public var statistics: CacheStatistics {
-        CacheStatistics(memoryHits: hits.load(ordering: .relaxed) + memory.recordedUseCount,
+        copies.catchUp()
+        return CacheStatistics(memoryHits: hits.load(ordering: .relaxed) + memory.recordedUseCount,
                         memoryMisses: misses.load(ordering: .relaxed), memoryItems: memory.count,
                         memoryCost: memory.totalCost, disk: disk.statistics)
     }
@@ -276,6 +286,7 @@ public final class CaskCache: Sendable {
         #if canImport(Darwin)
         pressureSource.cancel()
         #endif
+        copies.flushUses()
         memory.removeAll()
         try disk.close()
     }

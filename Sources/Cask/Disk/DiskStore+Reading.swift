@@ -59,20 +59,6 @@ extension DiskStore {
         return sequence
     }
 
-    /// Runs `body` under the store's lock when the live record of `key` has `sequence`; returns
-    /// whether it ran. For the cache facade, whose memory copies must never outlive their
-    /// record: one made under the lock is dropped by the next change (``RecordObserver``).
-    func whileLive(_ key: String, sequence: UInt64, _ body: () -> Void) -> Bool {
-        withUTF8(key) { keyBytes in
-            // Harmless `try?`: the body throws nothing (no I/O); only the closure's type does.
-            (try? state.withLock { s throws(CaskError) -> Bool in
-                guard !s.isClosed, s.index.entry(forKey: keyBytes)?.sequence == sequence else { return false }
-                body()
-                return true
-            }) ?? false
-        }
-    }
-
     /// ``withValue(forKey:_:)`` that also hands `body` the record's index entry (its sequence
     /// number and expiry, for the cache facade's memory copy) and, for a cache entry, the end of
     /// its fresh period (ms since 1970; 0 for a plain value). A stale entry is handed over too.

@@ -162,10 +162,35 @@ public final class DiskStore: Sendable {
         } ?? 0
     }
 
-    /// Makes `observer` see every record that goes and report the reads it answers
-    /// (``RecordObserver``). For the cache facade; not for a read-only store.
-    func observeRecords(_ observer: RecordObserver) {
-        state.withLock { $0.observer = observer }
+    /// Starts recording which keys' live records go, for a layer above that keeps copies of
+    /// records (the cache facade); returns the journal it reads. Costs a string per change
+    /// from then on; a store nobody asked this of records nothing.
+    func trackChanges() -> RecordChanges {
+        state.withLock { s in
+            if let changes = s.changes { return changes }
+            let changes = RecordChanges()
+            s.changes = changes
+            return changes
+        }
+    }
+
+    /// Counts reads a layer above answered from its own copies as uses of the records here:
+    /// each item's access time becomes the latest of its own and the reported one
+    /// (milliseconds of the store's clock). A key that holds no live record, or a newer one
+    /// written after the use, keeps its own. One hold of the lock per 1,024 uses.
+    func recordUses(_ uses: [(String, Int64)]) {
+        var next = 0
+        while next < uses.count {
+            let end = min(uses.count, next + 1024)
+            state.withLock { s in
+                for (key, time) in uses[next..<end] {
+                    withUTF8(key) { bytes in
+                        _ = s.index.withEntry(forKey: bytes) { e in if time > e.accessTime { e.accessTime = time } }
+                    }
+                }
+            }
+            next = end
+        }
     }
 
     /// Does what a write left for after the lock: hint files, events, compaction (inline when
@@ -311,8 +336,7 @@ public final class DiskStore: Sendable {
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true
             s.index = KeyIndex()
-            s.observer?.recordGone(nil)
-            s.observer = nil
+            s.changes?.recordAllGone()
             s.segments = [:]
         } }
         lock?.release()

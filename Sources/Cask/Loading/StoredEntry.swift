@@ -39,8 +39,10 @@ extension CaskCache {
     func storedEntry<T: Codable & Sendable>(forKey key: String, as type: T.Type, now: Int64) async throws(CacheLoadError) -> StoredEntry<T>? {
         do {
             let reader = EntryRead<T>(now: now, fresh: tracksUses, ageLimit: diskAgeLimit)
+            copies.catchUp()
             switch memory.value(forKey: key, now: now, reading: reader) {
             case .answered(let entry):
+                copies.noteLookup()
                 return entry
             case .needsDisk(let entry, let sequence):
                 if try checkedHit(entry, sequence: sequence, forKey: key, now: now) != nil { return entry }
@@ -110,7 +112,9 @@ extension CaskCache {
         guard options.isValid else { return nil }
         let now = self.options.disk.clock.now
         let reader = FreshRead<T>(now: now, tracksUses: tracksUses, ageLimit: diskAgeLimit, eagerLead: options.eagerLeadMilliseconds)
+        copies.catchUp()
         guard case .answered(let value)? = memory.value(forKey: key, now: now, reading: reader) else { return nil }
+        copies.noteLookup()
         return value
     }
 }

@@ -67,8 +67,9 @@ struct StoreState: Sendable {
     /// Failed tickets, until their writer collects the error.
     var commitFailures: [UInt64: CaskError] = [:]
     var isClosed = false
-    /// The cache facade's memory layer, when one keeps copies of records (``RecordObserver``).
-    var observer: RecordObserver?
+    /// The record changes a layer above reads, when one keeps copies of records
+    /// (``DiskStore/trackChanges()``); nil costs nothing.
+    var changes: RecordChanges?
     /// Events to deliver once the lock is released.
     var pendingEvents: [StoreEvent] = []
     /// What the last eviction walk left to evict, for the next eviction (StoreState+Eviction.swift).
@@ -201,7 +202,7 @@ struct StoreState: Sendable {
         if let old {
             forget(old)
             dropPinRecord(forKey: key)
-            observer?.recordGone(key)
+            changes?.recordGone(key, through: old.sequence)
         }
         return old
     }
@@ -219,7 +220,7 @@ struct StoreState: Sendable {
         if let old = index.removeValue(forKey: key) {
             forget(old)
             dropPinRecord(forKey: key)
-            observer?.recordGone(key)
+            changes?.recordGone(key, through: old.sequence)
         }
     }
 
@@ -255,7 +256,7 @@ struct StoreState: Sendable {
         usage = [writer.id: usage[writer.id]!]
         hintBytes = [:]
         index = KeyIndex()
-        observer?.recordGone(nil)
+        changes?.recordAllGone()
         pinRecords = [:]
         liveBytes = 0
         expiringCount = 0

@@ -7,8 +7,7 @@ import Darwin
 #endif
 import Synchronization
 
-/// The store's ``StoreState`` behind its mutex. Every acquisition first applies the uses a
-/// ``RecordObserver`` reported (nothing to do, and one branch, without an observer).
+/// The store's ``StoreState`` behind its mutex.
 ///
 /// Callers (puts, removes, gets) take it with ``withLock(_:)``, which counts them while they
 /// wait. Background work (compaction's liveness check and index switch, eviction) takes it in
@@ -33,7 +32,6 @@ final class StoreStateLock: Sendable {
         waiting.add(1, ordering: .relaxed)
         return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in
             waiting.subtract(1, ordering: .relaxed)
-            if s.observer != nil { s.applyObservedUses() }
             return try body(&s)
         }
     }
@@ -51,10 +49,7 @@ final class StoreStateLock: Sendable {
     @inline(__always)
     func withSlice<R, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
         yieldToWaiters()
-        return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in
-            if s.observer != nil { s.applyObservedUses() }
-            return try body(&s)
-        }
+        return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in try body(&s) }
     }
 
     /// Waits (yielding the processor) while callers wait for the lock, up to about a

@@ -1,5 +1,8 @@
+import Synchronization
+
 extension MemoryCache {
     /// Whether ``takeUses()`` may have something (one relaxed load).
+    @inlinable @inline(__always)
     var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
 
     /// The recorded hits not taken before (see ``value(forKey:now:_:)``), as

@@ -1,0 +1,122 @@
+import Synchronization
+
+/// The memory layer's copies of the disk layer's records, and the rules that keep them true to
+/// it: the one component of the cache facade that knows both layers.
+///
+/// - **A copy never outlives its record.** A copy is made from a record the disk layer read
+///   or wrote, only if no change to the key was recorded since the call began (the disk
+///   layer's ``RecordChanges``, checked under its lock); before every lookup the changes not
+///   yet applied drop the copies of records that went. The disk layer never calls up: it
+///   records its changes, and this component pulls them.
+/// - **Hits count on disk.** A hit the memory layer answers alone is recorded in its shard;
+///   ``flushUses()`` hands those uses to the disk layer (``DiskStore/recordUses(_:)``), before
+///   every call of the facade that lets the disk layer decide or report anything by access time
+///   (writes and their evictions, trims, expiry, metadata, compaction, close), and from a
+///   thread of its own ``useFlushInterval`` after a hit, so that the disk layer's own decisions
+///   (background eviction, the age limit's sweep) see them too.
+///
+/// Thread-safe. Lock order: the disk layer's lock, then the change journal's, then a memory
+/// shard's; nothing here calls the disk layer while holding the journal's or a shard's lock.
+@usableFromInline
+final class MemoryCopies: Sendable {
+    @usableFromInline let memory: MemoryCache<CaskCache.MemoryItem>
+    /// The disk layer's change journal; nil when the disk layer is read-only (another process
+    /// changes it: every hit is then confirmed by the disk layer instead).
+    @usableFromInline let changes: RecordChanges?
+    private let disk: DiskStore
+    private let flusher: BackgroundThread?
+
+    /// How long after a memory hit its use reaches the disk layer at the latest, when no call
+    /// of the facade hands it over first.
+    static let useFlushInterval = Duration.milliseconds(10)
+
+    init(memory: MemoryCache<CaskCache.MemoryItem>, disk: DiskStore) {
+        self.memory = memory
+        self.disk = disk
+        guard !disk.options.isReadOnly else {
+            changes = nil
+            flusher = nil
+            return
+        }
+        changes = disk.trackChanges()
+        let box = WeakCopies()
+        flusher = BackgroundThread(name: "cask.uses", interval: Self.useFlushInterval,
+                                   isArmed: { box.copies?.memory.mayHaveUses ?? false }) {
+            guard let copies = box.copies else { return false }
+            copies.flushUses()
+            return true
+        }
+        box.copies = self
+    }
+
+    deinit {
+        flusher?.stop()
+        flushUses()
+    }
+
+    /// Applies the disk layer's changes not applied yet: each drops the copy of the record
+    /// that went (a copy of a newer record stays). One relaxed and one acquiring load when
+    /// there are none.
+    @inlinable @inline(__always)
+    func catchUp() {
+        if let changes, changes.hasUnapplied { applyChanges(changes) }
+    }
+
+    @usableFromInline
+    func applyChanges(_ changes: RecordChanges) {
+        changes.applyUnapplied { seen in
+            guard let seen else { return memory.removeAll() }   // fell behind: no copy can be trusted
+            for change in seen {
+                guard let key = change.key else {
+                    memory.removeAll()
+                    continue
+                }
+                memory.removeValue(forKey: key) { $0.sequence <= change.through }
+            }
+        }
+    }
+
+    /// After a lookup: makes sure a use the memory layer recorded reaches the disk layer
+    /// within ``useFlushInterval`` (one relaxed load when none is pending or the flusher is
+    /// already armed).
+    @inlinable @inline(__always)
+    func noteLookup() {
+        if memory.mayHaveUses { armFlusher() }
+    }
+
+    @usableFromInline
+    func armFlusher() { flusher?.arm() }
+
+    /// Hands the uses the memory layer recorded to the disk layer now (one relaxed load when
+    /// there are none).
+    @usableFromInline
+    func flushUses() {
+        guard memory.mayHaveUses else { return }
+        disk.recordUses(memory.takeUses())
+    }
+
+    /// Keeps `item` as the copy of its record unless a change to `key` was recorded since
+    /// `mark` (``RecordChanges/mark``, read before the disk layer was called), then evicts
+    /// what the memory layer's limits call for (outside every lock). `usedAt`: a time no later
+    /// than the disk layer's last use of the record, so that the copy is never younger.
+    func keep(_ item: CaskCache.MemoryItem, forKey key: String, cost: Int, usedAt: Int64, since mark: UInt64) {
+        guard let changes else {
+            memory.setValue(item, forKey: key, cost: cost)
+            return
+        }
+        changes.withChanges(since: mark) { seen in
+            guard let seen, !seen.contains(where: { ($0.key == nil || $0.key == key) && $0.through >= item.sequence }) else { return }
+            memory.insert(item, forKey: key, cost: cost, now: usedAt)
+        }
+        memory.enforceLimitsIfNeeded()
+    }
+
+    /// The mark to pass to ``keep(_:forKey:cost:usedAt:since:)`` for a disk call that starts now.
+    var mark: UInt64 { changes?.mark ?? 0 }
+}
+
+/// The flusher's reference to its ``MemoryCopies``: weak, so that the thread does not keep it.
+private final class WeakCopies: @unchecked Sendable {
+    // Written once in MemoryCopies.init before the thread can read it; weak loads are atomic.
+    weak var copies: MemoryCopies?
+}
