@@ -72,11 +72,7 @@ extension CaskCache {
     /// needs its word, and for a read-only disk layer.
     @inlinable
     func checkedHit<T: Sendable>(_ typed: T, sequence: UInt64, forKey key: String, now: Int64) throws(CaskError) -> T? {
-        copies.flushUses()
-        guard try disk.touch(key, now: now) == sequence else {
-            memory.removeValue(forKey: key)
-            return nil
-        }
+        guard try copies.confirm(key, sequence: sequence, usedAt: now) else { return nil }
         hits.add(1, ordering: .relaxed)
         return typed
     }
@@ -86,7 +82,7 @@ extension CaskCache {
     /// the change journal's mark from before the read (``MemoryCopies/keep(_:forKey:cost:usedAt:since:)``).
     struct DiskRead {
         let data: Data
-        let entry: IndexEntry
+        let entry: TierRecord
         let freshUntil: Int64
         let usedAt: Int64
         let mark: UInt64
@@ -101,8 +97,8 @@ extension CaskCache {
         copies.flushUses()
         let mark = copies.mark
         let before = options.disk.clock.now
-        guard let found = try disk.withRecord(forKey: key, { bytes, entry, freshUntil in
-            DiskRead(data: Data(bytes), entry: entry, freshUntil: freshUntil, usedAt: before, mark: mark)
+        guard let found = try copies.tier.read(forKey: key).map({
+            DiskRead(data: $0.data, entry: $0.record, freshUntil: $0.freshUntil, usedAt: before, mark: mark)
         }) else {
             memory.removeValue(forKey: key)
             return nil
@@ -118,7 +114,7 @@ extension CaskCache {
 
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
         try writeThrough(value, data: data, forKey: key, freshUntil: 0) { raw throws(CaskError) in
-            try disk.put(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+            try copies.tier.write(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
         }
     }
 
@@ -126,20 +122,20 @@ extension CaskCache {
     /// since 1970), listing `tags`, in both layers.
     func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) {
         try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil) { raw throws(CaskError) in
-            try disk.writeEntry(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
+            try copies.tier.write(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
         }
     }
 
-    /// Writes `data` to disk with `put`, which returns the index entry it wrote, then keeps
+    /// Writes `data` to disk with `put`, which returns the record it wrote, then keeps
     /// `value` in memory as the copy of that record, with the record's own expiry.
     private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64,
-                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> IndexEntry) throws(CaskError) {
+                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> TierRecord) throws(CaskError) {
         emit(.willAdd(key: key))
         copies.flushUses()   // the write may evict by LRU order
         let mark = copies.mark
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
-        let written: Result<IndexEntry, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
+        let written: Result<TierRecord, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
         let entry = try written.get()
         let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: freshUntil)
         copies.keep(item, forKey: key, cost: data.count, usedAt: now, since: mark)

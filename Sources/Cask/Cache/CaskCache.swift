@@ -122,7 +122,7 @@ public final class CaskCache: Sendable {
         self.memory = MemoryCache<MemoryItem>(
             limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
             clock: options.disk.clock, tracksUses: tracksUses, onEviction: onEviction)
-        self.copies = MemoryCopies(memory: memory, disk: self.disk)
+        self.copies = MemoryCopies(memory: memory, tier: self.disk, tracksChanges: tracksUses)
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory

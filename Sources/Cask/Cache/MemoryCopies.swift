@@ -23,22 +23,25 @@ final class MemoryCopies: Sendable {
     /// The disk layer's change journal; nil when the disk layer is read-only (another process
     /// changes it: every hit is then confirmed by the disk layer instead).
     @usableFromInline let changes: RecordChanges?
-    private let disk: DiskStore
+    /// The tier below, through the one contract between the layers.
+    let tier: any CacheTier
     private let flusher: BackgroundThread?
 
     /// How long after a memory hit its use reaches the disk layer at the latest, when no call
     /// of the facade hands it over first.
     static let useFlushInterval = Duration.milliseconds(10)
 
-    init(memory: MemoryCache<CaskCache.MemoryItem>, disk: DiskStore) {
+    /// `tracksChanges`: false when another process changes the tier (a read-only disk layer):
+    /// every hit is then confirmed by the tier, and no use is recorded.
+    init(memory: MemoryCache<CaskCache.MemoryItem>, tier: any CacheTier, tracksChanges: Bool) {
         self.memory = memory
-        self.disk = disk
-        guard !disk.options.isReadOnly else {
+        self.tier = tier
+        guard tracksChanges else {
             changes = nil
             flusher = nil
             return
         }
-        changes = disk.trackChanges()
+        changes = tier.changeJournal()
         let box = WeakCopies()
         flusher = BackgroundThread(name: "cask.uses", interval: Self.useFlushInterval,
                                    isArmed: { box.copies?.memory.mayHaveUses ?? false }) {
@@ -92,7 +95,7 @@ final class MemoryCopies: Sendable {
     @usableFromInline
     func flushUses() {
         guard memory.mayHaveUses else { return }
-        disk.recordUses(memory.takeUses())
+        tier.recordUses(memory.takeUses())
     }
 
     /// Keeps `item` as the copy of its record unless a change to `key` was recorded since
@@ -111,8 +114,20 @@ final class MemoryCopies: Sendable {
         memory.enforceLimitsIfNeeded()
     }
 
-    /// The mark to pass to ``keep(_:forKey:cost:usedAt:since:)`` for a disk call that starts now.
+    /// The mark to pass to ``keep(_:forKey:cost:usedAt:since:)`` for a tier call that starts now.
     var mark: UInt64 { changes?.mark ?? 0 }
+
+    /// Whether the tier's live record of `key` is still `sequence`, counted as a use at `now`,
+    /// after handing it the uses recorded so far; else the copy is dropped.
+    @usableFromInline
+    func confirm(_ key: String, sequence: UInt64, usedAt now: Int64) throws(CaskError) -> Bool {
+        flushUses()
+        guard try tier.confirm(key, record: sequence, usedAt: now) else {
+            memory.removeValue(forKey: key)
+            return false
+        }
+        return true
+    }
 }
 
 /// The flusher's reference to its ``MemoryCopies``: weak, so that the thread does not keep it.

@@ -1,0 +1,31 @@
+import Foundation
+
+/// The disk store as the facade's tier: the adapter lives with the facade, so the disk layer
+/// knows nothing of the layer above.
+extension DiskStore: CacheTier {
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> TierRecord {
+        TierRecord(try put(value, forKey: key, timeToLive: timeToLive, isPinned: isPinned))
+    }
+
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String]) throws(CaskError) -> TierRecord {
+        TierRecord(try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags))
+    }
+
+    func read(forKey key: String) throws(CaskError) -> TierRead? {
+        try withRecord(forKey: key) { bytes, entry, freshUntil in
+            TierRead(data: Data(bytes), record: TierRecord(entry), freshUntil: freshUntil)
+        }
+    }
+
+    func confirm(_ key: String, record: UInt64, usedAt now: Int64) throws(CaskError) -> Bool {
+        try touch(key, now: now) == record
+    }
+
+    func changeJournal() -> RecordChanges { trackChanges() }
+}
+
+extension TierRecord {
+    init(_ entry: IndexEntry) {
+        self.init(sequence: entry.sequence, expiry: entry.expiry)
+    }
+}
