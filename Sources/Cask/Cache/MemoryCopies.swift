@@ -25,7 +25,7 @@ final class MemoryCopies: Sendable {
     @usableFromInline let changes: RecordChanges?
     /// The tier below, through the one contract between the layers.
     let tier: any CacheTier
-    private let flusher: BackgroundThread?
+    @usableFromInline let flusher: BackgroundThread?
 
     /// How long after a memory hit its use reaches the disk layer at the latest, when no call
     /// of the facade hands it over first.
@@ -44,7 +44,7 @@ final class MemoryCopies: Sendable {
         changes = tier.changeJournal()
         let box = WeakCopies()
         flusher = BackgroundThread(name: "cask.uses", interval: Self.useFlushInterval,
-                                   isArmed: { box.copies?.memory.mayHaveUses ?? false }) {
+                                   isArmed: { box.copies?.memory.mayHaveUsesOrdered ?? false }) {
             guard let copies = box.copies else { return false }
             copies.flushUses()
             return true
@@ -62,12 +62,13 @@ final class MemoryCopies: Sendable {
     /// there are none.
     @inlinable @inline(__always)
     func catchUp() {
-        if let changes, changes.hasUnapplied { applyChanges(changes) }
+        // Optional chaining borrows the journal: no retain and release on every hit.
+        if changes?.hasUnapplied ?? false { applyChanges() }
     }
 
     @usableFromInline
-    func applyChanges(_ changes: RecordChanges) {
-        changes.applyUnapplied { seen in
+    func applyChanges() {
+        changes?.applyUnapplied { seen in
             guard let seen else { return memory.removeAll() }   // fell behind: no copy can be trusted
             for change in seen {
                 guard let key = change.key else {
@@ -80,11 +81,13 @@ final class MemoryCopies: Sendable {
     }
 
     /// After a lookup: makes sure a use the memory layer recorded reaches the disk layer
-    /// within ``useFlushInterval`` (one relaxed load when none is pending or the flusher is
-    /// already armed).
+    /// within ``useFlushInterval`` (two loads, and no call, when none is pending or the
+    /// flusher is already armed). The flusher clears its flag and then checks for uses
+    /// before it sleeps; a use is recorded and then this checks the flag: both sequentially
+    /// consistent, so one of the two always sees the other.
     @inlinable @inline(__always)
     func noteLookup() {
-        if memory.mayHaveUses { armFlusher() }
+        if memory.mayHaveUses && !(flusher?.armed.load(ordering: .sequentiallyConsistent) ?? true) { armFlusher() }
     }
 
     @usableFromInline

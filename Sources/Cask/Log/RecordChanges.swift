@@ -36,9 +36,9 @@ final class RecordChanges: Sendable {
 
     private let journal = Locked(Journal())
     /// The mark after the newest change (the count of changes ever recorded).
-    private let published = Atomic<UInt64>(0)
+    @usableFromInline let published = Atomic<UInt64>(0)
     /// The mark up to which the reader applied the changes (``applyUnapplied(_:)``).
-    private let applied = Atomic<UInt64>(0)
+    @usableFromInline let applied = Atomic<UInt64>(0)
 
     init() {}
 
@@ -50,7 +50,7 @@ final class RecordChanges: Sendable {
     /// Whether changes were recorded that ``applyUnapplied(_:)`` has not handed over: two
     /// loads, for the hit path. A change recorded before a store call returned is seen by a
     /// check that starts after it.
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     var hasUnapplied: Bool { published.load(ordering: .acquiring) != applied.load(ordering: .relaxed) }
 
     /// Records that the live record of `key` (UTF-8 bytes) went; its sequence was `sequence`.

@@ -5,6 +5,10 @@ extension MemoryCache {
     @inlinable @inline(__always)
     var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
 
+    /// ``mayHaveUses``, ordered with the store that sets it (sequentially consistent): for a
+    /// thread that decides by it whether to sleep.
+    var mayHaveUsesOrdered: Bool { usesPending.load(ordering: .sequentiallyConsistent) }
+
     /// The recorded hits not taken before (see ``value(forKey:now:_:)``), as
     /// (key, milliseconds of the latest recorded hit), each once; then forgets them. Takes each
     /// shard's lock in turn.

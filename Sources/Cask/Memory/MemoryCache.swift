@@ -207,7 +207,10 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Flags that ``takeUses()`` has something (a relaxed load, and a store only when unset).
     @inlinable @inline(__always)
     func noteRecordedUse() {
-        if !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .relaxed) }
+        // Sequentially consistent on the transition only (once per hand-over): a thread that
+        // takes the uses and then checks the flag before it sleeps (``mayHaveUsesOrdered``)
+        // and this store with the caller's check of that thread's flag next form a Dekker pair.
+        if !usesPending.load(ordering: .relaxed) { usesPending.store(true, ordering: .sequentiallyConsistent) }
     }
 
     /// Stores `value` as the most recently used item, then removes the least recently used

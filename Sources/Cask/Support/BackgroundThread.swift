@@ -11,9 +11,10 @@ import CCaskSupport
 /// ``arm()``, which wakes a thread sleeping without a timer (at most one semaphore signal per
 /// idle period: later calls see the flag already set). The thread clears the flag, then asks
 /// `isArmed()` once more before it sleeps for good, so an arm that races with it is never lost.
+@usableFromInline
 final class BackgroundThread: Sendable {
     private let stopped = Atomic<Bool>(false)
-    private let armed = Atomic<Bool>(false)
+    @usableFromInline let armed = Atomic<Bool>(false)
     /// A ``wake()`` asked for a run now.
     private let woken = Atomic<Bool>(false)
     private let signal = DispatchSemaphore(value: 0)
