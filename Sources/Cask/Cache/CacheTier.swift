@@ -11,13 +11,14 @@ protocol CacheTier: AnyObject, Sendable {
     /// Stores `value` (encoded bytes) as a plain value; returns the record it wrote.
     func write(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> TierRecord
 
-    /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms since
-    /// 1970), listing `tags`; returns the record it wrote.
-    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String]) throws(CaskError) -> TierRecord
+    /// Stores `value` as a cache entry fresh for `freshFor` from the tier's now, then stale for
+    /// `staleWindow`, listing `tags`; returns the record it wrote (with the end of its fresh
+    /// period). The tier's clock and expiry rule decide the times.
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String]) throws(CaskError) -> TierRecord
 
     /// The live record of `key` as a read of it at the tier's now (it counts as a use): its
-    /// value's bytes, its identity and the end of its fresh period (0 for a plain value). A
-    /// cache entry in its stale window is returned too. Nil when it holds none.
+    /// value's bytes and its identity. A cache entry in its stale window is returned too. Nil
+    /// when it holds none.
     func read(forKey key: String) throws(CaskError) -> TierRead?
 
     /// Whether the live record of `key` is still `record` (a sequence number), counted as a use
@@ -31,17 +32,17 @@ protocol CacheTier: AnyObject, Sendable {
     func changeJournal() -> RecordChanges
 }
 
-/// A record's identity in a ``CacheTier``: its sequence number and expiry (ms since 1970, 0 =
-/// none).
+/// A record's identity in a ``CacheTier``: its sequence number, its expiry (ms since 1970, 0 =
+/// none) and, for a cache entry, the end of its fresh period (ms since 1970; 0 for a plain
+/// value).
 struct TierRecord: Sendable, Equatable {
     let sequence: UInt64
     let expiry: Int64
+    var freshUntil: Int64 = 0
 }
 
 /// A record as ``CacheTier/read(forKey:)`` returns it.
 struct TierRead: Sendable {
     let data: Data
     let record: TierRecord
-    /// The end of a cache entry's fresh period (ms since 1970); 0 for a plain value.
-    let freshUntil: Int64
 }

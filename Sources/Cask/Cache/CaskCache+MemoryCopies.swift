@@ -98,7 +98,7 @@ extension CaskCache {
         let mark = copies.mark
         let before = options.disk.clock.now
         guard let found = try copies.tier.read(forKey: key).map({
-            DiskRead(data: $0.data, entry: $0.record, freshUntil: $0.freshUntil, usedAt: before, mark: mark)
+            DiskRead(data: $0.data, entry: $0.record, freshUntil: $0.record.freshUntil, usedAt: before, mark: mark)
         }) else {
             memory.removeValue(forKey: key)
             return nil
@@ -113,22 +113,22 @@ extension CaskCache {
     }
 
     func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key, freshUntil: 0) { raw throws(CaskError) in
+        try writeThrough(value, data: data, forKey: key) { raw throws(CaskError) in
             try copies.tier.write(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
         }
     }
 
-    /// Stores `value` as a cache entry fresh until `freshUntil` and kept until `expiry` (ms
-    /// since 1970), listing `tags`, in both layers.
-    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key, freshUntil: freshUntil) { raw throws(CaskError) in
-            try copies.tier.write(raw, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
+    /// Stores `value` as a cache entry fresh for `freshFor`, then stale for `staleWindow`,
+    /// listing `tags`, in both layers.
+    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String] = []) throws(CaskError) {
+        try writeThrough(value, data: data, forKey: key) { raw throws(CaskError) in
+            try copies.tier.write(raw, forKey: key, freshFor: freshFor, staleWindow: staleWindow, tags: tags)
         }
     }
 
     /// Writes `data` to disk with `put`, which returns the record it wrote, then keeps
-    /// `value` in memory as the copy of that record, with the record's own expiry.
-    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, freshUntil: Int64,
+    /// `value` in memory as the copy of that record, with the record's own periods.
+    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String,
                                            put: (UnsafeRawBufferPointer) throws(CaskError) -> TierRecord) throws(CaskError) {
         emit(.willAdd(key: key))
         copies.flushUses()   // the write may evict by LRU order
@@ -137,7 +137,7 @@ extension CaskCache {
         memory.removeValue(forKey: key)
         let written: Result<TierRecord, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
         let entry = try written.get()
-        let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: freshUntil)
+        let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: entry.freshUntil)
         copies.keep(item, forKey: key, cost: data.count, usedAt: now, since: mark)
         emit(.didAdd(key: key))
     }

@@ -7,13 +7,16 @@ extension DiskStore: CacheTier {
         TierRecord(try put(value, forKey: key, timeToLive: timeToLive, isPinned: isPinned))
     }
 
-    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String]) throws(CaskError) -> TierRecord {
-        TierRecord(try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags))
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String]) throws(CaskError) -> TierRecord {
+        let freshUntil = Self.expiry(now: options.clock.now, timeToLive: freshFor)
+        let expiry = Self.expiry(now: freshUntil, timeToLive: staleWindow)
+        let entry = try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)
+        return TierRecord(sequence: entry.sequence, expiry: entry.expiry, freshUntil: freshUntil)
     }
 
     func read(forKey key: String) throws(CaskError) -> TierRead? {
         try withRecord(forKey: key) { bytes, entry, freshUntil in
-            TierRead(data: Data(bytes), record: TierRecord(entry), freshUntil: freshUntil)
+            TierRead(data: Data(bytes), record: TierRecord(sequence: entry.sequence, expiry: entry.expiry, freshUntil: freshUntil))
         }
     }
 

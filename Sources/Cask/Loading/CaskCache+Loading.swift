@@ -169,9 +169,6 @@ extension CaskCache {
             try store(value, data: data, forKey: key, timeToLive: .milliseconds(fresh), isPinned: false)
             return
         }
-        let now = self.options.disk.clock.now
-        let freshUntil = DiskStore.expiry(now: now, timeToLive: .milliseconds(fresh))
-        let expiry = DiskStore.expiry(now: freshUntil, timeToLive: options.staleWindow)
-        try storeEntry(value, data: data, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: options.sortedTags)
+        try storeEntry(value, data: data, forKey: key, freshFor: .milliseconds(fresh), staleWindow: options.staleWindow, tags: options.sortedTags)
     }
 }
