@@ -226,4 +226,29 @@ import Testing
         let contained = c.contains("k")
         #expect(c.loadStatistics.loads == 0 && !contained)
     }
+
+    /// The fresh-hit fast path checks the options as the full path does: with a fresh value of
+    /// the key in memory, an option out of range still throws, and nothing is loaded.
+    @Test(arguments: [
+        CacheEntryOptions(timeToLive: .zero), CacheEntryOptions(timeToLive: .seconds(1), staleWindow: .seconds(-1)),
+        CacheEntryOptions(timeToLive: .seconds(1), eagerRefresh: 1), CacheEntryOptions(timeToLive: .seconds(1), timeToLiveJitter: .seconds(-1)),
+        CacheEntryOptions(timeToLive: .seconds(1), softTimeout: .zero), CacheEntryOptions(timeToLive: .seconds(1), hardTimeout: .seconds(-2)),
+        CacheEntryOptions(timeToLive: .seconds(1), failSafeThrottle: .seconds(-1)),
+        CacheEntryOptions(timeToLive: .seconds(1), tags: [""]), CacheEntryOptions(timeToLive: .seconds(1), tags: [String(repeating: "t", count: 256)]),
+    ])
+    func optionsOutOfRangeAreRefusedEvenWithAFreshValue(entry: CacheEntryOptions) async throws {
+        let dir = TemporaryDirectory()
+        let c = try cache(dir)
+        try await c.setValue("stored", forKey: "k")
+        #expect(try await c.value(String.self, forKey: "k") == "stored")   // in memory, fresh (no TTL)
+        do {
+            _ = try await c.value(forKey: "k", options: entry) { "loaded" }
+            Issue.record("accepted \(entry)")
+        } catch {
+            guard case .cache(.invalidOption(let reason)) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("CacheEntryOptions.") || reason.contains("tag"), "\(reason)")
+        }
+        #expect(c.loadStatistics.loads == 0)
+        #expect(entry.isValid == false)
+    }
 }

@@ -49,9 +49,22 @@ public struct CacheEntryOptions: Sendable, Equatable {
         self.tags = tags
     }
 
-    /// Whether every option is in its range (``validate()`` says which is not).
-    @usableFromInline
+    /// Whether every option is in its range (``validate()`` says which is not). Inlinable and
+    /// without allocation for the numeric ranges, on every fresh hit of the loader API; the
+    /// tags, when there are any, are checked by ``validate()``.
+    @inlinable
     var isValid: Bool {
+        guard timeToLive >= .milliseconds(1), staleWindow >= .zero, timeToLiveJitter >= .zero,
+              failSafeThrottle >= .zero else { return false }
+        if let f = eagerRefresh, !(f > 0 && f < 1) { return false }
+        if let t = softTimeout, t <= .zero { return false }
+        if let t = hardTimeout, t <= .zero { return false }
+        return tags.isEmpty || tagsAreValid
+    }
+
+    /// Whether ``tags`` are in range (``validate()`` says how not).
+    @usableFromInline
+    var tagsAreValid: Bool {
         do throws(CaskError) { try validate(); return true } catch { return false }
     }
 
