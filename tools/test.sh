@@ -8,6 +8,9 @@ swift build --product cask-harness
 # Every README and DocC example, compiled by a separate consumer package (public API only).
 swift build --package-path Examples
 swift test
+# The Hummingbird persist driver (a package of its own: an app that uses only Cask never builds
+# Hummingbird), against Hummingbird's router test framework and a live server on loopback.
+swift test --package-path Integrations/CaskHummingbird
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
 python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
