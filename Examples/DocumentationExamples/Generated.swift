@@ -209,33 +209,6 @@ func example_LoadingValues_1() async throws {
     try await cache.close()
 }
 
-// Sources/Cask/Cask.docc/LoadingValues.md, line 106
-func example_LoadingValues_2() throws {
-    let teams = try CaskCache(directory: NSTemporaryDirectory() + "prefix-example")
-    try teams.setValue("Ada", forKey: "team:7:lead")
-    try teams.setValue(["Grace", "Linus"], forKey: "team:7:members")
-    try teams.setValue("Edsger", forKey: "team:8:lead")
-    let removed = try teams.removeValues(withPrefix: "team:7:")   // 2; team:8 stays
-    try teams.setValue("Barbara", forKey: "team:7:lead")          // written after: kept
-    print(removed, teams.count)                                   // 2 2
-    try teams.close()
-}
-
-// Sources/Cask/Cask.docc/LoadingValues.md, line 148
-func example_LoadingValues_3() async throws {
-    struct User: Codable, Sendable { var id: Int; var name: String }
-
-    func refreshTeam(_ cache: CaskCache) async throws {
-        let options = CacheEntryOptions(timeToLive: .seconds(60), staleWindow: .seconds(86_400),
-                                        tags: ["team:7", "org:1"])
-        let user = try await cache.value(forKey: "user:1", as: User.self, options: options) {
-            User(id: 1, name: "Ada")                                  // the loader
-        }
-        let removed = try await cache.removeValues(taggedWith: "team:7")   // user:1 goes; org:1 is only a tag
-        print(user.name, removed)                                    // Ada 1
-    }
-}
-
 // Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18
 func example_MultiProcessAndReadOnly_1() throws {
     let directory = NSTemporaryDirectory() + "locked-example"

@@ -1,0 +1,49 @@
+import CaskHummingbird
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+// The example of README.md, compiled here: the text between the markers must be the README's
+// ```swift block, line for line (checked below).
+// README example begins
+func buildApplication(folder: String) throws -> some ApplicationProtocol {
+    let persist = try CaskPersistDriver(directory: folder)   // was: MemoryPersistDriver()
+    let router = Router()
+    router.put("/visits/:user") { _, context -> String in
+        let user = try context.parameters.require("user")
+        let visits = (try await persist.get(key: "visits:\(user)", as: Int.self) ?? 0) + 1
+        try await persist.set(key: "visits:\(user)", value: visits, expires: .seconds(86_400))
+        return "\(visits)"
+    }
+    // As a service, the driver closes the store on graceful shutdown (sync + index snapshot).
+    return Application(router: router, services: [persist])
+}
+// README example ends
+
+@Suite struct ReadmeExampleTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func theExampleIsTheReadmes() throws {
+        let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let compiled = try #require(source.components(separatedBy: "// README example begins\n").dropFirst().first?
+            .components(separatedBy: "// README example ends").first)
+        let readmeCode = block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }
+            .joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(readmeCode == compiled.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The example runs: a visit counter that survives a restart of the app.
+    @Test func theExampleCountsVisitsAcrossARestart() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        for expected in ["1", "2"] {
+            try await buildApplication(folder: folder.path).test(.ahc(.http)) { client in
+                try await client.execute(uri: "/visits/ada", method: .put) { #expect(String(buffer: $0.body) == expected) }
+            }
+        }
+    }
+}
