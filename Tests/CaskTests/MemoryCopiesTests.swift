@@ -96,6 +96,21 @@ import Testing
         try cache.close()
     }
 
+    /// A cache dropped without `close()` while hits wait to be handed down closes its store as
+    /// it goes: the flusher thread keeps no reference to it, so the folder opens again at once.
+    @Test func aDroppedCacheFreesItsFolderAtOnce() throws {
+        let dir = TemporaryDirectory()
+        for round in 0..<30 {
+            let cache = try makeCache(dir)
+            try cache.setValue(round, forKey: "k")
+            #expect(try cache.value(Int.self, forKey: "k") == round)   // a memory hit: a use to hand down
+            #expect(cache.memory.mayHaveUses)
+        }
+        let last = try makeCache(dir)
+        #expect(try last.value(Int.self, forKey: "k") == 29)
+        try last.close()
+    }
+
     /// The store keeps no journal for a store used alone, and the facade's journal is the one
     /// its disk layer writes.
     @Test func onlyAStoreWithACacheAboveItKeepsAJournal() throws {

@@ -42,14 +42,15 @@ final class MemoryCopies: Sendable {
             return
         }
         changes = tier.changeJournal()
-        let box = WeakCopies()
+        // The thread holds the tier weakly, and this object not at all: dropping the cache
+        // closes its store at once, not at the thread's next run.
+        let weakTier = WeakTier(tier)
         flusher = BackgroundThread(name: "cask.uses", interval: Self.useFlushInterval,
-                                   isArmed: { box.copies?.memory.mayHaveUsesOrdered ?? false }) {
-            guard let copies = box.copies else { return false }
-            copies.flushUses()
+                                   isArmed: { memory.mayHaveUsesOrdered }) {
+            guard let tier = weakTier.tier else { return false }
+            Self.handDownUses(of: memory, to: tier)
             return true
         }
-        box.copies = self
     }
 
     deinit {
@@ -97,6 +98,10 @@ final class MemoryCopies: Sendable {
     /// there are none).
     @usableFromInline
     func flushUses() {
+        Self.handDownUses(of: memory, to: tier)
+    }
+
+    private static func handDownUses(of memory: MemoryCache<CaskCache.MemoryItem>, to tier: any CacheTier) {
         guard memory.mayHaveUses else { return }
         tier.recordUses(memory.takeUses())
     }
@@ -133,8 +138,9 @@ final class MemoryCopies: Sendable {
     }
 }
 
-/// The flusher's reference to its ``MemoryCopies``: weak, so that the thread does not keep it.
-private final class WeakCopies: @unchecked Sendable {
-    // Written once in MemoryCopies.init before the thread can read it; weak loads are atomic.
-    weak var copies: MemoryCopies?
+/// The flusher's reference to the tier: weak, so that the thread does not keep it open.
+private final class WeakTier: @unchecked Sendable {
+    // Written once, before the thread can read it; weak loads are atomic.
+    weak var tier: (any CacheTier)?
+    init(_ tier: any CacheTier) { self.tier = tier }
 }
