@@ -11,6 +11,8 @@ swift test
 # The Hummingbird persist driver (a package of its own: an app that uses only Cask never builds
 # Hummingbird), against Hummingbird's router test framework and a live server on loopback.
 swift test --package-path Integrations/CaskHummingbird
+# The Vapor cache driver, likewise, against VaporTesting and a running app on loopback.
+swift test --package-path Integrations/CaskVapor
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
 python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
