@@ -13,6 +13,8 @@ swift test
 swift test --package-path Integrations/CaskHummingbird
 # The Vapor cache driver, likewise, against VaporTesting and a running app on loopback.
 swift test --package-path Integrations/CaskVapor
+# CaskCache as a swift-service-lifecycle Service, and its statistics as swift-metrics.
+swift test --package-path Integrations/CaskServices
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
 python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).

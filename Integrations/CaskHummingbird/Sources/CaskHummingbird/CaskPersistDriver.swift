@@ -6,10 +6,9 @@ import ServiceLifecycle
 /// A Hummingbird `PersistDriver` backed by a ``Cask/CaskCache``: sessions, rate limits and
 /// idempotency keys that survive a restart of the app, with no server to run.
 ///
-/// ```swift
-/// let persist = try CaskPersistDriver(directory: "/var/lib/myapp/persist")
-/// let app = Application(router: router, services: [persist])
-/// ```
+/// Replaces `MemoryPersistDriver()` in one line: `try CaskPersistDriver(directory:)`, passed to
+/// the `Application`'s services (the package's README.md shows a whole app, which its tests
+/// compile and run).
 ///
 /// Behaves as Hummingbird's `MemoryPersistDriver` documents: ``create(key:value:expires:)``
 /// throws `PersistError.duplicate` when the key holds a value; ``set(key:value:expires:)``

@@ -5,9 +5,8 @@ import Vapor
 /// A Vapor `Cache` backed by a ``Cask/CaskCache``: values survive restarts and deploys, in a
 /// folder on the server, with no Redis to run.
 ///
-/// ```swift
-/// app.caches.use(.cask(try CaskCache(directory: "/var/lib/myapp/cache")))
-/// ```
+/// Replaces `app.caches.use(.memory)` in one line: `app.caches.use(.cask(try CaskCache(directory:)))`
+/// (the package's README.md shows it in an app, which its tests compile and run).
 ///
 /// `set(_:to:expiresIn:)` keeps the expiry (Vapor's default implementation drops it); setting
 /// nil removes the key. Values are encoded with the cache's coder (JSON by default); a stored

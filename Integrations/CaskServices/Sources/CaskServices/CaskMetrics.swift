@@ -1,0 +1,173 @@
+import Cask
+import Metrics
+import Synchronization
+
+/// A cache's statistics as swift-metrics: counters, gauges and recorders created once, with fixed
+/// dimensions, and brought up to date by ``report()``.
+///
+/// Nothing runs on the cache's hot path: the metrics are read off
+/// ``Cask/CaskCache/statistics`` and ``Cask/CaskCache/loadStatistics`` when ``report()`` is called
+/// (``CaskCacheService`` calls it every `metricsInterval`), so a cache without metrics costs
+/// nothing, and one with them costs one read of the statistics per interval. Counters grow by
+/// what changed since the last report, so their totals are exact.
+///
+/// Names (`prefix` defaults to `cask`):
+///
+/// | metric | kind | dimensions |
+/// | --- | --- | --- |
+/// | `cask_hits`, `cask_misses` | counter | `tier`: `memory`, `disk` |
+/// | `cask_evictions` | counter | `cause`: `size`, `count`, `age`, `ttl` |
+/// | `cask_loads`, `cask_load_failures`, `cask_coalesced_waits`, `cask_stale_served`, `cask_fail_safe_activations`, `cask_refreshes_started` | counter | |
+/// | `cask_load_time_milliseconds` | counter (total time in loads) | |
+/// | `cask_load_time_p99_seconds` | gauge | |
+/// | `cask_writes`, `cask_bytes_written`, `cask_fsyncs`, `cask_checksum_failures` | counter | |
+/// | `cask_compactions`, `cask_compaction_bytes_read`, `cask_compaction_bytes_written` | counter | |
+/// | `cask_items` | gauge | `tier`: `memory`, `disk` |
+/// | `cask_bytes` | gauge | `kind`: `live`, `file`, `dead`, `memory` |
+///
+/// Every metric also carries the `dimensions` given at creation (for example the cache's name).
+/// Thread-safe.
+public final class CaskMetrics: Sendable {
+    /// The cache reported on.
+    public let cache: CaskCache
+    private let counters: [Counter]
+    private let gauges: [Gauge]
+    /// The counters' values at the last report.
+    private let reported: Mutex<[Int64]>
+
+    /// Creates the metrics (through `factory`, else the bootstrapped `MetricsSystem`).
+    public init(cache: CaskCache, prefix: String = "cask", dimensions: [(String, String)] = [], factory: (any MetricsFactory)? = nil) {
+        self.cache = cache
+        func counter(_ name: String, _ extra: [(String, String)] = []) -> Counter {
+            if let factory { return Counter(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
+            return Counter(label: "\(prefix)_\(name)", dimensions: dimensions + extra)
+        }
+        func gauge(_ name: String, _ extra: [(String, String)] = []) -> Gauge {
+            if let factory { return Gauge(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
+            return Gauge(label: "\(prefix)_\(name)", dimensions: dimensions + extra)
+        }
+        counters = CounterValue.allCases.map { counter($0.name, $0.dimensions) }
+        gauges = GaugeValue.allCases.map { gauge($0.name, $0.dimensions) }
+        reported = Mutex(Array(repeating: 0, count: CounterValue.allCases.count))
+    }
+
+    /// Brings every metric up to date with the cache's statistics now. Cheap (one read of the
+    /// statistics, which takes each memory shard's lock once); safe to call from any thread.
+    public func report() {
+        let statistics = cache.statistics
+        let loads = cache.loadStatistics
+        let now = CounterValue.allCases.map { Int64($0.value(statistics, loads)) }
+        let deltas = reported.withLock { last in
+            defer { last = now }
+            return zip(now, last).map { max(0, $0 - $1) }
+        }
+        for (counter, delta) in zip(counters, deltas) where delta > 0 { counter.increment(by: delta) }
+        for (gauge, value) in zip(gauges, GaugeValue.allCases) { gauge.record(value.value(statistics, loads)) }
+    }
+}
+
+/// The counters ``CaskMetrics`` keeps, and where each one's total comes from.
+enum CounterValue: CaseIterable {
+    case memoryHits, diskHits, memoryMisses, diskMisses
+    case evictedBySize, evictedByCount, evictedByAge, expired
+    case loads, loadFailures, coalescedWaits, staleServed, failSafeActivations, refreshesStarted, loadTime
+    case writes, bytesWritten, fsyncs, checksumFailures, compactions, compactionBytesRead, compactionBytesWritten
+
+    var name: String {
+        switch self {
+        case .memoryHits, .diskHits: "hits"
+        case .memoryMisses, .diskMisses: "misses"
+        case .evictedBySize, .evictedByCount, .evictedByAge, .expired: "evictions"
+        case .loads: "loads"
+        case .loadFailures: "load_failures"
+        case .coalescedWaits: "coalesced_waits"
+        case .staleServed: "stale_served"
+        case .failSafeActivations: "fail_safe_activations"
+        case .refreshesStarted: "refreshes_started"
+        case .loadTime: "load_time_milliseconds"
+        case .writes: "writes"
+        case .bytesWritten: "bytes_written"
+        case .fsyncs: "fsyncs"
+        case .checksumFailures: "checksum_failures"
+        case .compactions: "compactions"
+        case .compactionBytesRead: "compaction_bytes_read"
+        case .compactionBytesWritten: "compaction_bytes_written"
+        }
+    }
+
+    var dimensions: [(String, String)] {
+        switch self {
+        case .memoryHits, .memoryMisses: [("tier", "memory")]
+        case .diskHits, .diskMisses: [("tier", "disk")]
+        case .evictedBySize: [("cause", "size")]
+        case .evictedByCount: [("cause", "count")]
+        case .evictedByAge: [("cause", "age")]
+        case .expired: [("cause", "ttl")]
+        default: []
+        }
+    }
+
+    func value(_ s: CacheStatistics, _ l: LoadStatistics) -> Int {
+        switch self {
+        case .memoryHits: s.memoryHits
+        case .diskHits: s.disk.hits
+        case .memoryMisses: s.memoryMisses
+        case .diskMisses: s.disk.misses
+        case .evictedBySize: s.disk.evictionsBySize
+        case .evictedByCount: s.disk.evictionsByCount
+        case .evictedByAge: s.disk.evictionsByAge
+        case .expired: s.disk.expirations
+        case .loads: l.loads
+        case .loadFailures: l.loadFailures
+        case .coalescedWaits: l.coalescedWaits
+        case .staleServed: l.staleValuesServed
+        case .failSafeActivations: l.failSafeActivations
+        case .refreshesStarted: l.refreshesStarted
+        case .loadTime: Int(l.totalLoadTime.components.seconds * 1000 + l.totalLoadTime.components.attoseconds / 1_000_000_000_000_000)
+        case .writes: s.disk.writes
+        case .bytesWritten: s.disk.bytesWritten
+        case .fsyncs: s.disk.segmentSyncs
+        case .checksumFailures: s.disk.corruptRecords
+        case .compactions: s.disk.compactions
+        case .compactionBytesRead: s.disk.compactionBytesRead
+        case .compactionBytesWritten: s.disk.compactionBytesWritten
+        }
+    }
+}
+
+/// The gauges ``CaskMetrics`` keeps, and where each one's value comes from.
+enum GaugeValue: CaseIterable {
+    case memoryItems, diskItems, liveBytes, fileBytes, deadBytes, memoryCost, loadTimeP99
+
+    var name: String {
+        switch self {
+        case .memoryItems, .diskItems: "items"
+        case .liveBytes, .fileBytes, .deadBytes, .memoryCost: "bytes"
+        case .loadTimeP99: "load_time_p99_seconds"
+        }
+    }
+
+    var dimensions: [(String, String)] {
+        switch self {
+        case .memoryItems: [("tier", "memory")]
+        case .diskItems: [("tier", "disk")]
+        case .liveBytes: [("kind", "live")]
+        case .fileBytes: [("kind", "file")]
+        case .deadBytes: [("kind", "dead")]
+        case .memoryCost: [("kind", "memory")]
+        case .loadTimeP99: []
+        }
+    }
+
+    func value(_ s: CacheStatistics, _ l: LoadStatistics) -> Double {
+        switch self {
+        case .memoryItems: Double(s.memoryItems)
+        case .diskItems: Double(s.disk.itemCount)
+        case .liveBytes: Double(s.disk.liveBytes)
+        case .fileBytes: Double(s.disk.fileBytes)
+        case .deadBytes: Double(s.disk.deadBytes)
+        case .memoryCost: Double(s.memoryCost)
+        case .loadTimeP99: Double(l.p99LoadTime.components.seconds) + Double(l.p99LoadTime.components.attoseconds) / 1e18
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Cask
+import CaskServices
+import Foundation
+import Logging
+import MetricsTestKit
+import ServiceLifecycle
+import Testing
+
+/// A folder of its own for each test, removed at the end.
+final class TestFolder: Sendable {
+    let path: String
+    init(_ label: String = #function) {
+        path = NSTemporaryDirectory() + "cask-services-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+@Suite struct CaskServicesTests {
+    func counter(_ metrics: TestMetrics, _ label: String, _ dimensions: [(String, String)] = []) throws -> Int64 {
+        try metrics.expectCounter(label, [("cache", "test")] + dimensions).totalValue
+    }
+
+    func gauge(_ metrics: TestMetrics, _ label: String, _ dimensions: [(String, String)] = []) throws -> Double? {
+        try metrics.expectGauge(label, [("cache", "test")] + dimensions).lastValue
+    }
+
+    /// Every counter grows by exactly what the statistics grew by between two reports, with
+    /// the dimensions given at creation; gauges hold the values of the moment.
+    @Test func reportsMatchTheStatisticsExactly() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let factory = TestMetrics()
+        var options = CacheOptions()
+        options.disk.limits = StoreLimits(countLimit: 3)
+        let cache = try CaskCache(directory: folder.path, options: options)
+        let metrics = CaskMetrics(cache: cache, dimensions: [("cache", "test")], factory: factory)
+        metrics.report()
+        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == 0)
+        for i in 0..<5 { try await cache.setValue(i, forKey: "k\(i)") }
+        #expect(try await cache.value(Int.self, forKey: "k4") == 4)                    // memory hit
+        #expect(try await cache.value(Int.self, forKey: "gone") == nil)                // miss in both
+        _ = try await cache.value(forKey: "loaded", options: CacheEntryOptions(timeToLive: .seconds(60))) { 7 }
+        metrics.report()
+        let s = cache.statistics
+        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == Int64(s.memoryHits))
+        #expect(try counter(factory, "cask_misses", [("tier", "disk")]) == Int64(s.disk.misses))
+        #expect(try counter(factory, "cask_evictions", [("cause", "count")]) == Int64(s.disk.evictionsByCount) && s.disk.evictionsByCount == 3)   // 6 puts, 3 kept
+        #expect(try counter(factory, "cask_loads") == 1)
+        #expect(try counter(factory, "cask_writes") == Int64(s.disk.writes))
+        #expect(try gauge(factory, "cask_items", [("tier", "disk")]) == Double(s.disk.itemCount))
+        #expect(try gauge(factory, "cask_bytes", [("kind", "live")]) == Double(s.disk.liveBytes))
+        let hitsBefore = try counter(factory, "cask_hits", [("tier", "memory")])
+        for _ in 0..<10 { _ = try await cache.value(Int.self, forKey: "k4") }
+        metrics.report()
+        metrics.report()   // nothing changed: nothing added
+        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == hitsBefore + 10)
+        try await cache.close()
+    }
+
+    /// In a ServiceGroup: metrics are reported while the service runs, and graceful shutdown
+    /// closes the cache (later calls throw `closed`; the folder opens again at once).
+    @Test func aServiceGroupReportsMetricsAndClosesTheCacheOnShutdown() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let factory = TestMetrics()
+        let cache = try CaskCache(directory: folder.path)
+        let service = CaskCacheService(cache: cache, metrics: CaskMetrics(cache: cache, dimensions: [("cache", "test")], factory: factory),
+                                       metricsInterval: .milliseconds(20))
+        let group = ServiceGroup(services: [service], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await cache.setValue("v", forKey: "k")
+            var reported = false
+            for _ in 0..<250 where !reported {   // up to 5 s
+                try await Task.sleep(for: .milliseconds(20))
+                reported = (try? counter(factory, "cask_writes")) == 1
+            }
+            #expect(reported, "the running service reported the write")
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(throws: CaskError.closed) { try cache.setValue("w", forKey: "k") }
+        let again = try CaskCache(directory: folder.path)
+        #expect(try await again.value(String.self, forKey: "k") == "v")
+        try await again.close()
+    }
+
+    /// Without metrics, the service only waits for shutdown and closes the cache.
+    @Test func aServiceWithoutMetricsClosesTheCache() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let cache = try CaskCache(directory: folder.path)
+        let group = ServiceGroup(services: [CaskCacheService(cache: cache)], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await Task.sleep(for: .milliseconds(50))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(throws: CaskError.closed) { try cache.setValue("w", forKey: "k") }
+    }
+}
