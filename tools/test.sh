@@ -15,6 +15,8 @@ swift test --package-path Integrations/CaskHummingbird
 swift test --package-path Integrations/CaskVapor
 # CaskCache as a swift-service-lifecycle Service, and its statistics as swift-metrics.
 swift test --package-path Integrations/CaskServices
+# The example server, started live on loopback and hit with concurrent requests; /metrics scraped.
+swift test --package-path Examples/Server
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
 python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).

@@ -1,0 +1,76 @@
+import ExampleServer
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// A folder of its own for each test, removed at the end.
+final class TestFolder: Sendable {
+    let path: String
+    init(_ label: String = #function) {
+        path = NSTemporaryDirectory() + "cask-example-server-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The example server, started live on a loopback port and hit with real HTTP requests
+/// (async-http-client).
+@Suite struct ExampleServerTests {
+    /// 100 concurrent requests for one cold user make one upstream call; once the user is past
+    /// its fresh period and the upstream fails, the stale user is served, after a restart too;
+    /// `/metrics` counts the load and the stale values served.
+    @Test func oneLoadPerKeyStaleDuringAnOutageAndMetrics() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        var settings = ServerSettings(folder: folder.path)
+        settings.timeToLive = .milliseconds(300)
+        let upstream = SlowUpstream(delay: .milliseconds(200))
+        try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in
+            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<100 { group.addTask { String(buffer: try await client.execute(uri: "/users/7", method: .get).body) } }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(upstream.callCount == 1, "upstream calls: \(upstream.callCount)")
+            #expect(bodies == [#"{"id":7,"name":"user 7"}"#])
+            try await Task.sleep(for: .milliseconds(400))   // past the fresh period
+            upstream.isFailing = true
+            try await client.execute(uri: "/users/7", method: .get) { response in
+                #expect(response.status == .ok && response.headers[HTTPField.Name("X-Cache-Stale")!] == "true")
+            }
+            try await client.execute(uri: "/users/8", method: .get) { #expect($0.status == .internalServerError) }   // nothing stale to serve
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            let text = String(buffer: metrics.body)
+            #expect(text.contains(#"cask_loads{cache="example"} 3"#), "\(text)")
+            #expect(text.contains(#"cask_stale_served{cache="example"} 1"#), "\(text)")
+        }
+        // A restart during the outage: the stale user is still served, from disk.
+        try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in
+            try await client.execute(uri: "/users/7", method: .get) { response in
+                #expect(response.status == .ok && response.headers[HTTPField.Name("X-Cache-Stale")!] == "true")
+                #expect(String(buffer: response.body) == #"{"id":7,"name":"user 7"}"#)
+            }
+        }
+    }
+
+    /// A session started before a restart is still there after it.
+    @Test func sessionsSurviveARestart() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let settings = ServerSettings(folder: folder.path)
+        let upstream = SlowUpstream()
+        let token = try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in
+            let token = String(buffer: try await client.execute(uri: "/login/ada", method: .post).body)
+            try await client.execute(uri: "/me", method: .get, headers: [HTTPField.Name("X-Session")!: token]) {
+                #expect(String(buffer: $0.body) == "ada")
+            }
+            try await client.execute(uri: "/me", method: .get) { #expect($0.status == .unauthorized) }
+            return token
+        }
+        try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in
+            try await client.execute(uri: "/me", method: .get, headers: [HTTPField.Name("X-Session")!: token]) {
+                #expect(String(buffer: $0.body) == "ada")
+            }
+        }
+    }
+}
