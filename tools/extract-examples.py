@@ -2,7 +2,8 @@
 """Collects every ```swift example of the documentation into one Swift file, which tools/test.sh
 compiles in the consumer package Examples/ (public API only).
 
-Sources: README.md, then Sources/Cask/Cask.docc/*.md in name order. Each fenced block opened by a
+Sources: README.md, then Sources/Cask/Cask.docc/*.md in name order, but for the articles in
+COMPILED_ELSEWHERE, whose examples the integration packages' tests compile. Each fenced block opened by a
 line that is exactly ```swift becomes `func example_<file>_<n>() async throws { ... }` when it
 awaits anything, else `func example_<file>_<n>() throws { ... }`, as top-level code in a
 `main.swift` would be (n counts the file's swift blocks from 1); its `import` lines are hoisted to the top of the generated file,
@@ -23,9 +24,14 @@ CATALOG = "Sources/Cask/Cask.docc"
 OUTPUT = "Examples/DocumentationExamples/Generated.swift"
 
 
+# Articles whose examples use packages other than Cask's: each integration package's tests
+# compile them instead (their ReadmeExampleTests check that the article holds the same code).
+COMPILED_ELSEWHERE = {"ServerSwift.md"}
+
+
 def sources():
     """Documentation files, relative to the repository root, in a fixed order."""
-    names = sorted(n for n in os.listdir(os.path.join(ROOT, CATALOG)) if n.endswith(".md"))
+    names = sorted(n for n in os.listdir(os.path.join(ROOT, CATALOG)) if n.endswith(".md") and n not in COMPILED_ELSEWHERE)
     return ["README.md"] + [CATALOG + "/" + n for n in names]
 
 

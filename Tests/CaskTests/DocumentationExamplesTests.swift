@@ -28,10 +28,14 @@ import Testing
 
     // The same extraction as tools/extract-examples.py; keep the two in step.
 
+    /// Articles whose examples use packages other than Cask's: the integration packages' tests
+    /// compile them (their ReadmeExampleTests check that the article holds the same code).
+    static let compiledElsewhere: Set<String> = ["ServerSwift.md"]
+
     /// Documentation files, relative to the repository root, in a fixed order.
     static func sources() throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
-            .filter { $0.hasSuffix(".md") }
+            .filter { $0.hasSuffix(".md") && !compiledElsewhere.contains($0) }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         return ["README.md"] + names.map { "\(catalog)/\($0)" }
     }

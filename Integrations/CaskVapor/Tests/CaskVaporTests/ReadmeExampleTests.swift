@@ -21,6 +21,14 @@ func configure(_ app: Application) throws {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The Server Swift article of Cask's documentation shows the same example.
+    @Test func theServerSwiftArticleHoldsTheExample() throws {
+        let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
+        let article = try String(contentsOf: Self.packageRoot.appendingPathComponent("../../Sources/Cask/Cask.docc/ServerSwift.md"), encoding: .utf8)
+        #expect(article.contains("```swift\n" + block + "```"))
+    }
+
     @Test func theExampleIsTheReadmes() throws {
         let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
