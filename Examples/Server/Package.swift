@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Cask", path: "../.."),
+        .package(name: "CaskIntegrationTesting", path: "../../Integrations/CaskIntegrationTesting"),
         .package(name: "CaskHummingbird", path: "../../Integrations/CaskHummingbird"),
         .package(name: "CaskServices", path: "../../Integrations/CaskServices"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -35,6 +36,7 @@ let package = Package(
         .testTarget(
             name: "ExampleServerTests",
             dependencies: [
+                .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "ExampleServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

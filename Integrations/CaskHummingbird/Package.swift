@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Cask", path: "../.."),
+        .package(name: "CaskIntegrationTesting", path: "../CaskIntegrationTesting"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
@@ -24,6 +25,7 @@ let package = Package(
         .testTarget(
             name: "CaskHummingbirdTests",
             dependencies: [
+                .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskHummingbird",
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Cask", path: "../.."),
+        .package(name: "CaskIntegrationTesting", path: "../CaskIntegrationTesting"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -27,6 +28,7 @@ let package = Package(
         .testTarget(
             name: "CaskServicesTests",
             dependencies: [
+                .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskServices",
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

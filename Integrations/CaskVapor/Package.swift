@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "Cask", path: "../.."),
+        .package(name: "CaskIntegrationTesting", path: "../CaskIntegrationTesting"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
     ],
     targets: [
@@ -24,6 +25,7 @@ let package = Package(
         .testTarget(
             name: "CaskVaporTests",
             dependencies: [
+                .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskVapor",
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "VaporTesting", package: "vapor"),

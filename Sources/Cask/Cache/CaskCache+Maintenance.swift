@@ -20,36 +20,28 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/trim(toDate:)`` throws.
     @discardableResult
     public func trim(toDate date: Date) throws(CaskError) -> Int {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.trim(toDate: date)
+        try changingDisk { () throws(CaskError) in try disk.trim(toDate: date) }
     }
 
     /// Evicts least recently used items until the disk layer's live records take at most `bytes`
     /// (unpinned first).
     /// - Throws: what ``DiskStore/trim(toSize:)`` throws.
     public func trim(toSize bytes: Int) throws(CaskError) {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.trim(toSize: bytes)
+        try changingDisk { () throws(CaskError) in try disk.trim(toSize: bytes) }
     }
 
     /// Evicts the largest items first until live records take at most `bytes` (unpinned first).
     ///
     /// - Throws: what ``DiskStore/trimLargestFirst(toSize:)`` throws.
     public func trimLargestFirst(toSize bytes: Int) throws(CaskError) {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.trimLargestFirst(toSize: bytes)
+        try changingDisk { () throws(CaskError) in try disk.trimLargestFirst(toSize: bytes) }
     }
 
     /// Evicts least recently used items until at most `count` remain (unpinned first).
     ///
     /// - Throws: what ``DiskStore/trim(toCount:)`` throws.
     public func trim(toCount count: Int) throws(CaskError) {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.trim(toCount: count)
+        try changingDisk { () throws(CaskError) in try disk.trim(toCount: count) }
     }
 
     /// Removes every item whose time to live ran out or that is past the age limit. Returns how
@@ -57,9 +49,7 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeExpired()`` throws.
     @discardableResult
     public func removeExpired() throws(CaskError) -> Int {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.removeExpired()
+        try changingDisk { () throws(CaskError) in try disk.removeExpired() }
     }
 
     /// Removes every pinned item (`pinned: true`) or every unpinned one (`pinned: false`), from
@@ -67,9 +57,7 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeAll(pinned:)`` throws.
     @discardableResult
     public func removeAll(pinned: Bool) throws(CaskError) -> Int {
-        copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.removeAll(pinned: pinned)
+        try changingDisk { () throws(CaskError) in try disk.removeAll(pinned: pinned) }
     }
 
     /// Removes every item whose key starts with `prefix` that was written before the call,
@@ -80,8 +68,7 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeValues(withPrefix:)`` throws; nothing is removed then.
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int {
-        defer { copies.catchUp() }
-        return try disk.removeValues(withPrefix: prefix)
+        try changingDisk { () throws(CaskError) in try disk.removeValues(withPrefix: prefix) }
     }
 
     /// Removes every entry stored with `tag` in its ``CacheEntryOptions/tags`` before the call,
@@ -92,17 +79,22 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeValues(taggedWith:)`` throws.
     @discardableResult
     public func removeValues(taggedWith tag: String) throws(CaskError) -> Int {
-        defer { copies.catchUp() }
-        return try disk.removeValues(taggedWith: tag)
+        try changingDisk { () throws(CaskError) in try disk.removeValues(taggedWith: tag) }
     }
 
     /// Compacts the disk layer now (``DiskStore/compact()``): reclaims the space of removed,
     /// replaced and expired items, the active segment's included.
     @discardableResult
     public func compact() throws(CaskError) -> CompactionReport {
+        try changingDisk { () throws(CaskError) in try disk.compact() }
+    }
+
+    /// Runs a disk-layer call that may decide by access time and remove items: the memory
+    /// layer's hits are handed down first, and what left the disk layer leaves memory after.
+    private func changingDisk<R>(_ body: () throws(CaskError) -> R) throws(CaskError) -> R {
         copies.flushUses()
-        defer { copies.catchUp() }   // what left the disk layer leaves memory now
-        return try disk.compact()
+        defer { copies.catchUp() }
+        return try body()
     }
 
     // MARK: Async variants

@@ -1,18 +1,10 @@
 import ExampleServer
+import CaskIntegrationTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
-
-/// A folder of its own for each test, removed at the end.
-final class TestFolder: Sendable {
-    let path: String
-    init(_ label: String = #function) {
-        path = NSTemporaryDirectory() + "cask-example-server-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// The example server, started live on a loopback port and hit with real HTTP requests
 /// (async-http-client).

@@ -1,18 +1,10 @@
 import Cask
 import CaskHummingbird
+import CaskIntegrationTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
-
-/// A folder of its own for each test, removed at the end.
-final class TestFolder: Sendable {
-    let path: String
-    init(_ label: String = #function) {
-        path = NSTemporaryDirectory() + "cask-hummingbird-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// A small app over a persist driver: `PUT /kv/:key` stores the body (with `?ttl=` seconds),
 /// `POST /kv/:key` creates it (409 when it exists), `GET /kv/:key` reads it (404 when absent),

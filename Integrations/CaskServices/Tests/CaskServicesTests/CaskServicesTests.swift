@@ -1,19 +1,11 @@
 import Cask
 import CaskServices
+import CaskIntegrationTesting
 import Foundation
 import Logging
 import MetricsTestKit
 import ServiceLifecycle
 import Testing
-
-/// A folder of its own for each test, removed at the end.
-final class TestFolder: Sendable {
-    let path: String
-    init(_ label: String = #function) {
-        path = NSTemporaryDirectory() + "cask-services-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 @Suite struct CaskServicesTests {
     func counter(_ metrics: TestMetrics, _ label: String, _ dimensions: [(String, String)] = []) throws -> Int64 {

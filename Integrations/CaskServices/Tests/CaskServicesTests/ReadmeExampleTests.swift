@@ -1,5 +1,6 @@
 import Cask
 import CaskServices
+import CaskIntegrationTesting
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -19,25 +20,14 @@ func runCache(folder: String, beside services: [any Service]) async throws {
 // README example ends
 
 @Suite struct ReadmeExampleTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let example = DocumentedExample()
 
     /// The Server Swift article of Cask's documentation shows the same example.
     @Test func theServerSwiftArticleHoldsTheExample() throws {
-        let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
-        let article = try String(contentsOf: Self.packageRoot.appendingPathComponent("../../Sources/Cask/Cask.docc/ServerSwift.md"), encoding: .utf8)
-        #expect(article.contains("```swift\n" + block + "```"))
+        #expect(try example.serverSwiftArticle().contains("```swift\n" + example.readmeBlock() + "```"))
     }
 
     @Test func theExampleIsTheReadmes() throws {
-        let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let compiled = try #require(source.components(separatedBy: "// README example begins\n").dropFirst().first?
-            .components(separatedBy: "// README example ends").first)
-        let readmeCode = block.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("import ") }
-            .joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(readmeCode == compiled.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(try example.readmeCode() == example.compiledCode())
     }
 }

@@ -1,17 +1,9 @@
 import Cask
 import CaskVapor
+import CaskIntegrationTesting
 import Foundation
 import Testing
 import VaporTesting
-
-/// A folder of its own for each test, removed at the end.
-final class TestFolder: Sendable {
-    let path: String
-    init(_ label: String = #function) {
-        path = NSTemporaryDirectory() + "cask-vapor-tests/\(label.filter { $0.isLetter })-\(UUID().uuidString)"
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Routes over `req.cache`: `PUT /kv/:key?ttl=` stores the body, `GET /kv/:key` reads it (404
 /// when absent), `DELETE /kv/:key` removes it (through `set(nil)`).
