@@ -67,6 +67,7 @@ extension DiskStore {
                 if !deferred.isEmpty { finish(deferred) }
                 guard let plan else { break }
                 let report = try compactor.run(plan)
+                if timings.isObserved { timings.deliver(CaskTiming(.compaction, .nanoseconds(Int64(report.seconds * 1e9)))) }
                 options.eventHandler?(.compacted(report))
                 total.segmentsCompacted += report.segmentsCompacted
                 total.bytesRead += report.bytesRead

@@ -43,6 +43,8 @@ public final class DiskStore: Sendable {
     let compacting = Atomic<Bool>(false)
     /// Raised by `close`: a running compaction pass stops at its next step instead of finishing.
     let closing = CancellationFlag()
+    /// Who is told how long syncs, compaction passes and (through a cache above) loads take.
+    let timings: TimingObservers
     /// When a durable writer last found another one syncing (uptime nanoseconds).
     let lastConcurrentDurableWrite = Atomic<UInt64>(0)
     let compactor: BackgroundThread?
@@ -63,6 +65,10 @@ public final class DiskStore: Sendable {
     /// taken, so it opens while another process writes to it.
     public init(directory: String, options: StoreOptions = StoreOptions()) throws(CaskError) {
         try options.validate()
+        let timings = TimingObservers()
+        var options = options
+        options.fileSystem = TimedFileSystem(base: options.fileSystem, timings: timings)
+        self.timings = timings
         self.directory = directory
         self.options = options
         if options.isReadOnly {

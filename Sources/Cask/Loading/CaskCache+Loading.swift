@@ -147,6 +147,9 @@ extension CaskCache {
         if load.isAbandoned { stats.loadsCancelled.add(1, ordering: .relaxed); return }
         if case .failed = outcome { stats.loadFailures.add(1, ordering: .relaxed) }
         stats.recordLoadTime(time)
+        if disk.timings.isObserved {
+            if case .failed = outcome { disk.timings.deliver(CaskTiming(.failedLoad, time)) } else { disk.timings.deliver(CaskTiming(.load, time)) }
+        }
     }
 
     /// Stores a loaded value with `options` (off Swift's cooperative pool: disk I/O). A failure
@@ -170,5 +173,19 @@ extension CaskCache {
             return
         }
         try storeEntry(value, data: data, forKey: key, freshFor: .milliseconds(fresh), staleWindow: options.staleWindow, tags: options.sortedTags)
+    }
+}
+
+extension CaskCache {
+    /// Calls `observer` with the duration of every load run by the get-or-load calls (a loader
+    /// that returned a value, or one that threw; not a cancelled one) and of every sync and
+    /// compaction pass of the disk layer (``DiskStore/observeTimings(_:)``), from now on, until
+    /// the returned observation is cancelled or released.
+    ///
+    /// Nothing is timed while no observer is registered. `observer` runs on the thread that did
+    /// the work, sometimes under the store's lock: it must be quick and must not call the cache.
+    /// Thread-safe; several observers may be registered.
+    public func observeTimings(_ observer: @escaping @Sendable (CaskTiming) -> Void) -> TimingObservation {
+        disk.observeTimings(observer)
     }
 }

@@ -29,7 +29,13 @@ public func buildApplication(_ settings: ServerSettings, upstream: SlowUpstream)
     let cache = try CaskCache(directory: settings.folder)
     let sessions = CaskPersistDriver(cache: cache)   // one store for both; closed at shutdown
     let registry = PrometheusCollectorRegistry()
-    let metrics = CaskMetrics(cache: cache, dimensions: [("cache", "example")], factory: PrometheusMetricsFactory(registry: registry))
+    var factory = PrometheusMetricsFactory(registry: registry)
+    // Syncs take well under the default buckets' 5 ms on most disks.
+    factory.durationHistogramBuckets["cask_sync_duration_seconds"] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
+    ]
+    let metrics = CaskMetrics(cache: cache, dimensions: [("cache", "example")], factory: factory)
     let options = CacheEntryOptions(timeToLive: settings.timeToLive, staleWindow: settings.staleWindow,
                                     softTimeout: .seconds(1), hardTimeout: .seconds(5))
     let router = Router()

@@ -11,7 +11,7 @@ import Testing
 @Suite struct ExampleServerTests {
     /// 100 concurrent requests for one cold user make one upstream call; once the user is past
     /// its fresh period and the upstream fails, the stale user is served, after a restart too;
-    /// `/metrics` counts the load and the stale values served.
+    /// `/metrics` counts the load and the stale values served, and times each load.
     @Test func oneLoadPerKeyStaleDuringAnOutageAndMetrics() async throws {
         let folder = TestFolder()
         defer { withExtendedLifetime(folder) {} }
@@ -35,6 +35,10 @@ import Testing
             let text = String(buffer: metrics.body)
             #expect(text.contains(#"cask_loads{cache="example"} 3"#), "\(text)")
             #expect(text.contains(#"cask_stale_served{cache="example"} 1"#), "\(text)")
+            // Each load timed as it ended: the first succeeded; the refresh of 7 and the load of 8 failed.
+            #expect(text.contains(#"cask_load_duration_seconds_count{cache="example",result="success"} 1"#), "\(text)")
+            #expect(text.contains(#"cask_load_duration_seconds_count{cache="example",result="failure"} 2"#), "\(text)")
+            #expect(text.contains(#"cask_sync_duration_seconds_bucket{cache="example",target="file",le="0.0001"}"#), "\(text)")
         }
         // A restart during the outage: the stale user is still served, from disk.
         try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in

@@ -24,6 +24,15 @@ import Synchronization
 /// | `cask_compactions`, `cask_compaction_bytes_read`, `cask_compaction_bytes_written` | counter | |
 /// | `cask_items` | gauge | `tier`: `memory`, `disk` |
 /// | `cask_bytes` | gauge | `kind`: `live`, `file`, `dead`, `memory` |
+/// | `cask_load_duration_seconds` | timer (each load) | `result`: `success`, `failure` |
+/// | `cask_sync_duration_seconds` | timer (each `fdatasync`/`fsync`) | `target`: `file`, `directory` |
+/// | `cask_compaction_duration_seconds` | timer (each compaction pass) | |
+///
+/// The timers are fed as the work happens, through ``Cask/CaskCache/observeTimings(_:)``
+/// (one `Timer.recordNanoseconds` per load, sync or pass, on the thread that did it); the
+/// counters and gauges by ``report()``. A Prometheus exporter's default duration buckets start
+/// at 5 ms: give `cask_sync_duration_seconds` finer ones (swift-prometheus:
+/// `durationHistogramBuckets`) to see sub-millisecond syncs.
 ///
 /// Every metric also carries the `dimensions` given at creation (for example the cache's name).
 /// Thread-safe.
@@ -32,6 +41,8 @@ public final class CaskMetrics: Sendable {
     public let cache: CaskCache
     private let counters: [Counter]
     private let gauges: [Gauge]
+    /// Keeps the timers fed while these metrics live.
+    private let timing: TimingObservation
     /// The counters' values at the last report.
     private let reported: Mutex<[Int64]>
 
@@ -45,6 +56,16 @@ public final class CaskMetrics: Sendable {
         func gauge(_ name: String, _ extra: [(String, String)] = []) -> Gauge {
             if let factory { return Gauge(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
             return Gauge(label: "\(prefix)_\(name)", dimensions: dimensions + extra)
+        }
+        func timer(_ name: String, _ extra: [(String, String)] = []) -> Metrics.Timer {
+            if let factory { return Metrics.Timer(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
+            return Metrics.Timer(label: "\(prefix)_\(name)", dimensions: dimensions + extra)
+        }
+        let timers = CaskTiming.Operation.allCases.map { timer($0.metricName, $0.metricDimensions) }
+        timing = cache.observeTimings { t in
+            guard let i = CaskTiming.Operation.allCases.firstIndex(of: t.operation) else { return }
+            let c = t.duration.components
+            timers[i].recordNanoseconds(c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000)
         }
         counters = CounterValue.allCases.map { counter($0.name, $0.dimensions) }
         gauges = GaugeValue.allCases.map { gauge($0.name, $0.dimensions) }
@@ -168,6 +189,27 @@ enum GaugeValue: CaseIterable {
         case .deadBytes: Double(s.disk.deadBytes)
         case .memoryCost: Double(s.memoryCost)
         case .loadTimeP99: Double(l.p99LoadTime.components.seconds) + Double(l.p99LoadTime.components.attoseconds) / 1e18
+        }
+    }
+}
+
+extension CaskTiming.Operation {
+    /// The timer each timed operation feeds.
+    var metricName: String {
+        switch self {
+        case .load, .failedLoad: "load_duration_seconds"
+        case .fileSync, .directorySync: "sync_duration_seconds"
+        case .compaction: "compaction_duration_seconds"
+        }
+    }
+
+    var metricDimensions: [(String, String)] {
+        switch self {
+        case .load: [("result", "success")]
+        case .failedLoad: [("result", "failure")]
+        case .fileSync: [("target", "file")]
+        case .directorySync: [("target", "directory")]
+        case .compaction: []
         }
     }
 }

@@ -49,6 +49,45 @@ import Testing
         try await cache.close()
     }
 
+    /// The timers get one value per load (by result), per sync (file or directory) and per
+    /// compaction pass, as the work happens, with no report() call; and none once the metrics
+    /// are released.
+    @Test func timersRecordEachLoadSyncAndCompaction() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let factory = TestMetrics()
+        var options = CacheOptions()
+        options.disk.durability = .everyWrite
+        options.disk.segmentSize = 4096
+        let cache = try CaskCache(directory: folder.path, options: options)
+        var metrics: CaskMetrics? = CaskMetrics(cache: cache, dimensions: [("cache", "test")], factory: factory)
+        let syncsBefore = cache.statistics.disk.segmentSyncs
+        for i in 0..<60 { try await cache.setData(Data(repeating: 1, count: 200), forKey: "k\(i % 6)") }
+        let fresh = CacheEntryOptions(timeToLive: .seconds(60))
+        _ = try await cache.value(forKey: "loaded", options: fresh) { () async throws -> Int in
+            try await Task.sleep(for: .milliseconds(10))
+            return 7
+        }
+        struct Upstream: Error {}
+        _ = try? await cache.value(forKey: "failing", as: Int.self, options: fresh) { throw Upstream() }
+        _ = try await cache.compact()
+        func timer(_ label: String, _ dimensions: [(String, String)] = []) throws -> [Int64] {
+            try factory.expectTimer(label, [("cache", "test")] + dimensions).values
+        }
+        let loads = try timer("cask_load_duration_seconds", [("result", "success")])
+        #expect(loads.count == 1 && loads[0] >= 10_000_000, "nanoseconds: \(loads)")
+        #expect(try timer("cask_load_duration_seconds", [("result", "failure")]).count == 1)
+        let fileSyncs = try timer("cask_sync_duration_seconds", [("target", "file")])
+        #expect(fileSyncs.count >= cache.statistics.disk.segmentSyncs - syncsBefore, "every segment sync, and the hint files' too")
+        #expect(try timer("cask_sync_duration_seconds", [("target", "directory")]).count >= 1)
+        #expect(try timer("cask_compaction_duration_seconds").count >= 1)
+        metrics = nil
+        try await cache.setData(Data("after".utf8), forKey: "after")
+        #expect(try timer("cask_sync_duration_seconds", [("target", "file")]).count == fileSyncs.count, "released metrics record nothing")
+        withExtendedLifetime(metrics) {}
+        try await cache.close()
+    }
+
     /// In a ServiceGroup: metrics are reported while the service runs, and graceful shutdown
     /// closes the cache (later calls throw `closed`; the folder opens again at once).
     @Test func aServiceGroupReportsMetricsAndClosesTheCacheOnShutdown() async throws {
