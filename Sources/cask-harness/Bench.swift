@@ -3,6 +3,7 @@ import Cask
 import CaskBaselines
 import CaskToolSupport
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -38,6 +39,15 @@ struct Bench: ParsableCommand {
         try ArgumentValues.count(runs, option: "--runs", minimum: 1)
     }
     @Flag(help: "Disable LZ4.") var noCompression = false
+    @Flag(help: "Register a timing observer (as CaskMetrics does) to measure what timing costs when on.") var observeTimings = false
+
+    /// The observer `--observe-timings` registers: it counts what it is given.
+    func observe(_ store: DiskStore) -> TimingObservation? {
+        guard observeTimings else { return nil }
+        final class Seen: Sendable { let count = Atomic<Int>(0) }
+        let seen = Seen()
+        return store.observeTimings { _ in seen.count.add(1, ordering: .relaxed) }
+    }
 
     func key(_ i: Int) -> String {
         let digits = String(i)
@@ -105,6 +115,8 @@ struct Bench: ParsableCommand {
         let n = sync ? min(count, 5000) : count
         var samples = LatencySamples(capacity: min(n, 200_000))
         let store = try DiskStore(directory: path, options: makeOptions(sync ? .everyWrite : .none))
+        let observation = observe(store)
+        defer { withExtendedLifetime(observation) {} }
         let start = DispatchTime.now().uptimeNanoseconds
         for i in 0..<n {
             let t = samples.shouldSample(i) ? DispatchTime.now().uptimeNanoseconds : 0
@@ -119,6 +131,8 @@ struct Bench: ParsableCommand {
     private func runGets(missing: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
         var samples = LatencySamples(capacity: min(count, 200_000))
         let store = try DiskStore(directory: path, options: makeOptions())
+        let observation = observe(store)
+        defer { withExtendedLifetime(observation) {} }
         for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
         try store.sync()
         let probe = missing ? keys.map { "m" + $0.dropFirst() } : keys
