@@ -116,6 +116,27 @@ import Testing
         try await again.close()
     }
 
+    /// A store used without the facade: graceful shutdown closes it (later calls throw
+    /// `closed`; the index snapshot is written, so the next open loads it).
+    @Test func aDiskStoreServiceClosesTheStoreOnShutdown() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let store = try DiskStore(directory: folder.path)
+        try store.setValue(Data("v".utf8), forKey: "k")
+        let group = ServiceGroup(services: [DiskStoreService(store: store)], gracefulShutdownSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await Task.sleep(for: .milliseconds(50))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(throws: CaskError.closed) { try store.setValue(Data("w".utf8), forKey: "k") }
+        let again = try DiskStore(directory: folder.path)
+        #expect(again.statistics.indexLoadedFromSnapshot, "closed cleanly: the snapshot was written")
+        #expect(try again.value(forKey: "k") == Data("v".utf8))
+        try again.close()
+    }
+
     /// Without metrics, the service only waits for shutdown and closes the cache.
     @Test func aServiceWithoutMetricsClosesTheCache() async throws {
         let folder = TestFolder()
