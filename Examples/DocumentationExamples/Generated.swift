@@ -242,3 +242,12 @@ func example_MultiProcessAndReadOnly_2() throws {
     try reader.close()
     try writer.close()
 }
+
+// Sources/Cask/Cask.docc/Security.md, line 19
+func example_Security_1() throws {
+    func openSharedWithTheOpsGroup(at folder: String) throws -> DiskStore {
+        var options = StoreOptions()
+        options.permissions = .groupReadable   // folder 0750, files 0640; still only the owner writes
+        return try DiskStore(directory: folder, options: options)
+    }
+}

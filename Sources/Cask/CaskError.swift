@@ -48,6 +48,10 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidOption(String)
     /// A cached value could not be encoded or decoded by the cache's coder.
     case coding(key: String, reason: String)
+    /// The store's folder or one of its files (`path`) may be written by users other than its
+    /// owner (`mode`: its permission bits), so its values could be changed under the app: the
+    /// store was not opened.
+    case unsafePermissions(path: String, mode: UInt16)
 
     /// Whether the file system ran out of space (ENOSPC) or the file hit its size limit (EFBIG):
     /// freeing space and retrying can succeed.
@@ -93,6 +97,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "value for key \"\(key)\" is not a \(type) (\(reason)); read it as the type it was stored as, or overwrite it (the item was kept)"
         case let .coding(key, reason):
             return "value for key \"\(key)\" could not be coded: \(reason)"
+        case let .unsafePermissions(path, mode):
+            return "\(path) may be written by other users (mode \(String(mode, radix: 8))), so a value there could be changed under the app; the store was not opened: run `chmod go-w \(path)` (or `chmod -R go-rwx` on the store's folder)"
         }
     }
 }

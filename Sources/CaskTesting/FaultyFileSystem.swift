@@ -138,5 +138,7 @@ public final class FaultyFileSystem: CaskFileSystem, @unchecked Sendable {
         return base.mapReadOnly(handle, length: length)
     }
     public func unmap(_ region: UnsafeRawBufferPointer) { base.unmap(region) }
+    public func permissions(of path: String) throws(CaskError) -> UInt16? { try base.permissions(of: path) }
+    public func setPermissions(_ mode: UInt16, of path: String) throws(CaskError) { try base.setPermissions(mode, of: path) }
     public func releasePages(_ part: UnsafeRawBufferPointer) { base.releasePages(part) }
 }

@@ -263,6 +263,7 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
         #expect(notDirectory == 3 && err.contains(dir.file("afile")) && err.contains("not a folder"), "\(err)")
         guard canRunAsNobody, let cask = caskExecutable() else { return }
         #expect(try runCask(["put", dir.file("store"), "k", "v"]).0 == 0)
+        try letOthersRead(dir.file("store"))
         let (_, denied) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) put \(dir.file("store")) k2 v; echo \" status=$?\"")
         #expect(denied.contains("status=3") && denied.contains("Permission denied") && denied.contains(dir.file("store"))
                 && denied.contains("opens with isReadOnly"), "\(denied)")

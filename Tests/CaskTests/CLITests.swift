@@ -237,6 +237,7 @@ import Testing
         try fill(dir, count: 200, segmentSize: 4096)
         let hint = dir.file(try #require(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted().first))
         try flipByte(hint, at: 40)
+        try letOthersRead(dir.path)
         guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
         let (_, out) = try runShell("setpriv --reuid=65534 --regid=65534 --clear-groups \(cask) verify \(dir.path) --repair; echo \" status=$?\"")
         #expect(out.contains("status=3") && out.contains("cannot remove the damaged hint file \(hint): Permission denied (errno 13)")

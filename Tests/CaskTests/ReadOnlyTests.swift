@@ -292,6 +292,7 @@ let canBindReadOnly = shellSucceeds("d=$(mktemp -d); unshare -rm sh -c \"mount -
     func readVerbsWorkOnAStoreThatTheUserCannotWrite() throws {
         let dir = TemporaryDirectory()
         let expected = try makeStore(dir.path)
+        try letOthersRead(dir.path)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: dir.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path) }
         let before = try directoryFingerprint(dir.path)

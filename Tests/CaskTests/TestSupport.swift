@@ -81,6 +81,13 @@ func runShell(_ script: String) throws -> (Int32, String) {
     return (p.terminationStatus, text)
 }
 
+/// Lets other users read (not write) the store at `path`, which is owner-only by default: for
+/// tests that run `cask` as another user on a store it may read.
+func letOthersRead(_ path: String) throws {
+    let (status, out) = try runShell("chmod -R go+rX '\(path)'")
+    #expect(status == 0, "\(out)")
+}
+
 /// Whether a shell script succeeds here (for tests that need a capability the machine may lack).
 func shellSucceeds(_ script: String) -> Bool {
     (try? runShell(script))?.0 == 0
@@ -299,6 +306,8 @@ final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     func overwrite(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(CaskError) {
         try base.overwrite(handle, buffer, at: offset)
     }
+    func permissions(of path: String) throws(CaskError) -> UInt16? { try base.permissions(of: path) }
+    func setPermissions(_ mode: UInt16, of path: String) throws(CaskError) { try base.setPermissions(mode, of: path) }
 }
 
 /// Options for ``prepareRemovedVictim(_:)``: small segments, compaction by hand.

@@ -15,8 +15,9 @@ import Synchronization
 ///   thread of its own ``useFlushInterval`` after a hit, so that the disk layer's own decisions
 ///   (background eviction, the age limit's sweep) see them too.
 ///
-/// Thread-safe. Lock order: the disk layer's lock, then the change journal's, then a memory
-/// shard's; nothing here calls the disk layer while holding the journal's or a shard's lock.
+/// Thread-safe. Lock order: the hand-down lock, then the disk layer's lock, then the change
+/// journal's, then a memory shard's; nothing here calls the disk layer while holding the
+/// journal's or a shard's lock.
 @usableFromInline
 final class MemoryCopies: Sendable {
     @usableFromInline let memory: MemoryCache<CaskCache.MemoryItem>
@@ -26,6 +27,10 @@ final class MemoryCopies: Sendable {
     /// The tier below, through the one contract between the layers.
     let tier: any CacheTier
     @usableFromInline let flusher: BackgroundThread?
+    /// Held while uses are taken from the memory layer and handed down, so that a hand-down
+    /// never overlaps another: a flush that finds nothing pending then still waits for the
+    /// flusher's batch to reach the disk layer before the facade reads access times there.
+    private let handingDown: Locked<Void>
 
     /// How long after a memory hit its use reaches the disk layer at the latest, when no call
     /// of the facade hands it over first.
@@ -36,6 +41,8 @@ final class MemoryCopies: Sendable {
     init(memory: MemoryCache<CaskCache.MemoryItem>, tier: any CacheTier, tracksChanges: Bool) {
         self.memory = memory
         self.tier = tier
+        let handingDown = Locked(())
+        self.handingDown = handingDown
         guard tracksChanges else {
             changes = nil
             flusher = nil
@@ -48,7 +55,7 @@ final class MemoryCopies: Sendable {
         flusher = BackgroundThread(name: "cask.uses", interval: Self.useFlushInterval,
                                    isArmed: { memory.mayHaveUsesOrdered }) {
             guard let tier = weakTier.tier else { return false }
-            Self.handDownUses(of: memory, to: tier)
+            Self.handDownUses(of: memory, to: tier, holding: handingDown)
             return true
         }
     }
@@ -94,16 +101,19 @@ final class MemoryCopies: Sendable {
     @usableFromInline
     func armFlusher() { flusher?.arm() }
 
-    /// Hands the uses the memory layer recorded to the disk layer now (one relaxed load when
-    /// there are none).
+    /// Hands the uses the memory layer recorded to the disk layer now, and waits for a batch
+    /// the flusher took to get there (one uncontended lock and one relaxed load when there
+    /// are none).
     @usableFromInline
     func flushUses() {
-        Self.handDownUses(of: memory, to: tier)
+        Self.handDownUses(of: memory, to: tier, holding: handingDown)
     }
 
-    private static func handDownUses(of memory: MemoryCache<CaskCache.MemoryItem>, to tier: any CacheTier) {
-        guard memory.mayHaveUses else { return }
-        tier.recordUses(memory.takeUses())
+    private static func handDownUses(of memory: MemoryCache<CaskCache.MemoryItem>, to tier: any CacheTier, holding lock: Locked<Void>) {
+        lock.withLock { _ in
+            guard memory.mayHaveUses else { return }
+            tier.recordUses(memory.takeUses())
+        }
     }
 
     /// Keeps `item` as the copy of its record unless a change to `key` was recorded since

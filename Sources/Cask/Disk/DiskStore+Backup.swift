@@ -30,6 +30,7 @@ extension DiskStore {
             }
         }
         try fs.createDirectory(destination)
+        try Self.keepMode(of: directory, on: destination, fs: fs)
         var copied = 0, linked = 0
         for segment in plan.segments {
             let target = FileNames.join(destination, FileNames.segment(segment.file.id))
@@ -39,6 +40,7 @@ extension DiskStore {
                 if let hint = segment.hintPath { try? fs.link(hint, to: FileNames.join(destination, FileNames.hint(segment.file.id))) }
             } else {
                 try Self.copy(segment.file, bytes: segment.size, to: target, fs: fs)
+                try Self.keepMode(of: segment.file.path, on: target, fs: fs)
                 copied += Int(segment.size)
             }
         }
@@ -67,6 +69,15 @@ extension DiskStore {
                 return Segment(file: file, size: size, mayLink: !isNewest, hintPath: hint)
             }
         }
+    }
+
+    /// Gives `copy` the permission bits of `source` (a hard link shares them already). A
+    /// source deleted meanwhile (compaction) leaves the mode the copy was created with: the
+    /// store's ``StoreOptions/permissions``.
+    private static func keepMode(of source: String, on copy: String, fs: any CaskFileSystem) throws(CaskError) {
+        let mode: UInt16?
+        do throws(CaskError) { mode = try fs.permissions(of: source) } catch .io(_, _, ENOENT) { return }
+        if let mode { try fs.setPermissions(mode, of: copy) }
     }
 
     /// Copies the first `bytes` bytes of a segment (through its open descriptor, so a segment

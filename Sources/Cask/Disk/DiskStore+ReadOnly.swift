@@ -34,6 +34,7 @@ extension DiskStore {
         while true {
             do throws(CaskError) {
                 try StoreFiles.requireExistingStore(directory, fs: fs)
+                if attempt == 0 { try StorePermissionCheck.check(directory, options: options, writing: false) }
                 let generation = try StoreLock.settledGeneration(in: directory, fs: fs)
                 var loader = StoreLoader(directory: directory, options: options)
                 let snapshot = try loader.snapshot()

@@ -67,7 +67,7 @@ public final class DiskStore: Sendable {
         try options.validate()
         let timings = TimingObservers()
         var options = options
-        options.fileSystem = TimedFileSystem(base: options.fileSystem, timings: timings)
+        options.fileSystem = StoreFileSystem(base: options.fileSystem, timings: timings, permissions: options.permissions)
         self.timings = timings
         self.directory = directory
         self.options = options
@@ -84,6 +84,7 @@ public final class DiskStore: Sendable {
         let fs = options.fileSystem
         try fs.createDirectory(directory)
         try StoreFiles.requireStoreDirectory(directory, fs: fs)
+        try StorePermissionCheck.check(directory, options: options, writing: true)
         self.lock = try StoreLock.acquire(directory: directory, fs: fs)
         var loader = StoreLoader(directory: directory, options: options)
         self.state = StoreStateLock(try loader.load())

@@ -61,6 +61,9 @@ public struct StoreOptions: Sendable {
     public var compression: CompressionPolicy = .default
     /// Largest value accepted, in bytes; at most 1 GiB (the format's limit). Default 256 MiB.
     public var maximumValueSize: Int = 256 << 20
+    /// Who may read the store's files besides their owner: ``StorePermissions/ownerOnly``
+    /// (folders 0700, files 0600, whatever the umask) by default.
+    public var permissions: StorePermissions = .ownerOnly
     /// Where file I/O goes. Tests substitute a simulated or faulty file system.
     public var fileSystem: any CaskFileSystem = POSIXFileSystem()
     /// The clock for write, access and expiry times. The default, ``WallClock/system``,

@@ -13,9 +13,10 @@ public struct CaskFileHandle: Hashable, Sendable {
     public enum OpenMode: Sendable {
         /// Read only; the file must exist.
         case read
-        /// Read and append; the file is created when missing (mode 0644). Writes go to the end.
+        /// Read and append; the file is created when missing (mode 0600: see ``StorePermissions``).
+        /// Writes go to the end.
         case appendOrCreate
-        /// Read and write, truncated to zero or created.
+        /// Read and write, truncated to zero or created (mode 0600).
         case createTruncate
     }
 }
@@ -50,7 +51,7 @@ public protocol CaskFileSystem: Sendable {
     func remove(_ path: String) throws(CaskError)
     /// Names of the entries in a directory (no `.` or `..`).
     func contentsOfDirectory(_ path: String) throws(CaskError) -> [String]
-    /// Creates a directory and missing parents; an existing directory is not an error.
+    /// Creates a directory and missing parents (mode 0700); an existing directory is not an error.
     func createDirectory(_ path: String) throws(CaskError)
     /// Takes an exclusive advisory lock on an open file without waiting (`flock`).
     /// Returns false when another open file description holds it.
@@ -78,6 +79,11 @@ public protocol CaskFileSystem: Sendable {
     /// it never fails, and a write error stays for that later ``sync(_:)`` to report. The
     /// default implementation does nothing.
     func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64)
+    /// The permission bits (the `0o7777` part of `st_mode`) of `path`, or nil when the
+    /// implementation keeps none (the default).
+    func permissions(of path: String) throws(CaskError) -> UInt16?
+    /// Sets the permission bits of `path` (`chmod`). The default implementation does nothing.
+    func setPermissions(_ mode: UInt16, of path: String) throws(CaskError)
 }
 
 extension CaskFileSystem {
@@ -85,6 +91,8 @@ extension CaskFileSystem {
     public func unmap(_ region: UnsafeRawBufferPointer) {}
     public func releasePages(_ part: UnsafeRawBufferPointer) {}
     public func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {}
+    public func permissions(of path: String) throws(CaskError) -> UInt16? { nil }
+    public func setPermissions(_ mode: UInt16, of path: String) throws(CaskError) {}
     public func link(_ source: String, to destination: String) throws(CaskError) {
         throw .io(operation: "link", path: destination, errno: 95)
     }

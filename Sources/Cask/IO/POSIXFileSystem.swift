@@ -43,7 +43,7 @@ public struct POSIXFileSystem: CaskFileSystem {
         case .appendOrCreate: flags = O_RDWR | O_CREAT | O_APPEND
         case .createTruncate: flags = O_RDWR | O_CREAT | O_TRUNC
         }
-        let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o644) }
+        let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o600) }
         if fd < 0 { throw failure("open", path) }
         openPaths.withLock { $0[fd] = path }
         return CaskFileHandle(rawValue: fd)
@@ -131,8 +131,18 @@ public struct POSIXFileSystem: CaskFileSystem {
         var prefix = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             prefix += "/" + part
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw failure("mkdir", prefix) }
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw failure("mkdir", prefix) }
         }
+    }
+
+    public func permissions(of path: String) throws(CaskError) -> UInt16? {
+        var st = stat()
+        if stat(path, &st) != 0 { throw failure("stat", path) }
+        return UInt16(st.st_mode & 0o7777)
+    }
+
+    public func setPermissions(_ mode: UInt16, of path: String) throws(CaskError) {
+        if retrying({ chmod(path, mode_t(mode)) }) != 0 { throw failure("chmod", path) }
     }
 
     public func tryLock(_ handle: CaskFileHandle) throws(CaskError) -> Bool {

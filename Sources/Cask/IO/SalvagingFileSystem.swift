@@ -118,5 +118,7 @@ package final class SalvagingFileSystem: CaskFileSystem, @unchecked Sendable {
         try base.overwrite(handle, buffer, at: offset)
     }
     package func link(_ source: String, to destination: String) throws(CaskError) { try base.link(source, to: destination) }
+    package func permissions(of path: String) throws(CaskError) -> UInt16? { try base.permissions(of: path) }
+    package func setPermissions(_ mode: UInt16, of path: String) throws(CaskError) { try base.setPermissions(mode, of: path) }
     package func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) { base.startWriteback(handle, offset: offset, count: count) }
 }
