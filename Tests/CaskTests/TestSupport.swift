@@ -268,10 +268,17 @@ func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentS
 /// The system's file system with a hook run before every `remove`: for tests that act at an
 /// exact point of a deletion (another process listing the directory halfway, say).
 final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
-    // @unchecked: `beforeRemove` and `beforeOpen` are set before the store that uses this file system exists.
+    // @unchecked: the hooks are behind a lock (tests set them while the store's threads open files).
     private let base = POSIXFileSystem()
-    var beforeRemove: (String) -> Void = { _ in }
-    var beforeOpen: (String) -> Void = { _ in }
+    private let hooks = Locked<(remove: (String) -> Void, open: (String) -> Void)>(({ _ in }, { _ in }))
+    var beforeRemove: (String) -> Void {
+        get { hooks.withLock { $0.remove } }
+        set { hooks.withLock { $0.remove = newValue } }
+    }
+    var beforeOpen: (String) -> Void {
+        get { hooks.withLock { $0.open } }
+        set { hooks.withLock { $0.open = newValue } }
+    }
     /// Every `startWriteback` (file descriptor, offset, count) and `sync` (descriptor, -1, -1), in order.
     let writebacksAndSyncs = Locked<[(Int32, Int64, Int64)]>([])
 
