@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // `swift package generate-documentation --target Cask` (Sources/Cask/Cask.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // AES-256-GCM for encryption at rest (`StoreOptions.encryption`): CryptoKit on Apple
+        // platforms, BoringSSL elsewhere.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         // The system liblz4, found with pkg-config (Debian: liblz4-dev).
@@ -36,6 +39,7 @@ let package = Package(
             dependencies: [
                 "CaskFormat", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat"]),

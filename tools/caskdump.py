@@ -5,9 +5,13 @@ It lists every live key of a store directory with its value's size, stored size,
 and a CRC32C of the value, without changing any file. Where it disagrees with `cask ls --json`,
 the spec or the Swift code is wrong.
 
-usage: python3 tools/caskdump.py DIR [--json] [--now-ms MS]
-Needs Python 3 and the `lz4` package (pip install lz4).
+usage: python3 tools/caskdump.py DIR [--json] [--now-ms MS] [--key-file PATH]...
+Needs Python 3 and the `lz4` package (pip install lz4). An encrypted store (format version 7)
+needs its keys, one --key-file each (current and previous keys; a file holds 32 raw bytes or 64
+hex characters), and the `cryptography` package (pip install cryptography).
 """
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -20,10 +24,13 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 6          # reads versions 1 to 6 (2 added pin records, kind 3; 3 compact hint entries;
+VERSION = 7          # reads versions 1 to 7 (2 added pin records, kind 3; 3 compact hint entries;
                      # 4 cache entries: record flag bit 2, the value starts with an entry header;
                      # 5 removal records, kind 4: the key field is a prefix; 6 tags: flag bit 3,
-                     # entry header version 2, a tagged removal's key field is a tag)
+                     # entry header version 2, a tagged removal's key field is a tag; 7 sealed
+                     # records: flag bit 4, the segment header names the key)
+HINT_VERSION = 6     # hint files keep version 6's layout (spec: "Versioning", version 7)
+SEALED = 32          # u32 key id, 12-byte nonce, then after the ciphertext a 16-byte tag
 ENTRY_HEADER = 9     # u8 version (1, or 2 with tags), i64 freshUntil (ms, > 0)
 TAGGED_ENTRY_MIN = 12  # version 2: + u8 tag count (1..64), then per tag u8 length (1..255) and bytes
 SEGMENT_HEADER = 48
@@ -57,19 +64,30 @@ assert crc32c(b"123456789") == 0xE3069283
 
 
 # --- Segment header (spec: "Segment header") ------------------------------------------------
+def header_intact(b, version):
+    """The version (bytes 8..<12) says where the checksum lies: versions 1-6 at 40 over 0..<40,
+    version 7 at 44 over 0..<44 (after the key id); a newer one is intact at either place."""
+    at_40 = masked(crc32c(b[0:40])) == struct.unpack_from("<I", b, 40)[0]
+    at_44 = masked(crc32c(b[0:44])) == struct.unpack_from("<I", b, 44)[0]
+    if version == 7:
+        return at_44
+    return at_40 or (version > VERSION and at_44)
+
+
 def parse_segment_header(b):
     """Returns a dict, or None when the header fails its checks."""
     if len(b) < SEGMENT_HEADER or b[0:8] != SEGMENT_MAGIC:
         return None
-    if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
-        return None
     version, kind, flags, _res, seg_id, min_seq, seq_limit = struct.unpack_from("<IBBHQQQ", b, 8)
+    if not header_intact(b, version):
+        return None
     if version > VERSION:
         raise SystemExit(f"format version {version} is newer than this reader ({VERSION})")
-    if version < 1 or kind not in (1, 2) or flags & ~1:
+    key_id = struct.unpack_from("<I", b, 40)[0] if version == 7 else 0
+    if version < 1 or kind not in (1, 2) or flags & ~1 or (version == 7 and key_id == 0):
         return None
     return {"id": seg_id, "kind": kind, "clears_older": bool(flags & 1),
-            "min_seq": min_seq, "seq_limit": seq_limit}
+            "min_seq": min_seq, "seq_limit": seq_limit, "version": version, "key_id": key_id}
 
 
 # --- Records (spec: "Record") ---------------------------------------------------------------
@@ -78,11 +96,12 @@ def decode_record(b, off):
     if len(b) - off < RECORD_HEADER:
         return None
     crc, seq, wtime, expiry, kind, flags, klen, slen, olen = struct.unpack_from("<IQqqBBHII", b, off)
-    if kind not in (1, 2, 3, 4) or flags & ~15:
+    if kind not in (1, 2, 3, 4) or flags & ~31:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
         return None
     compressed = bool(flags & 1)
+    sealed = SEALED if flags & 16 else 0     # spec "Sealed records": key id, nonce and tag
     if kind == 2:
         if slen or olen or flags:
             return None
@@ -93,9 +112,9 @@ def decode_record(b, off):
         if slen or olen or flags & ~8 or expiry:
             return None
     elif compressed:
-        if slen == 0 or olen == 0:
+        if slen <= sealed or olen == 0:
             return None
-    elif slen != olen:
+    elif slen != olen + sealed:
         return None
     if flags & 4 and olen < ENTRY_HEADER:
         return None
@@ -107,9 +126,11 @@ def decode_record(b, off):
     if masked(crc32c(b[off + 4:end])) != crc:
         return None
     key = b[off + RECORD_HEADER:off + RECORD_HEADER + klen]
+    # A sealed value's associated data: record bytes 4 ..< 40 + keyLength + 4 (spec "Sealed records").
+    aad = b[off + 4:off + RECORD_HEADER + klen + 4] if sealed else None
     return {"seq": seq, "write": wtime, "expiry": expiry, "kind": kind, "flags": flags,
             "key": key, "stored": b[off + RECORD_HEADER + klen:end], "original_length": olen,
-            "offset": off, "size": end - off}
+            "offset": off, "size": end - off, "aad": aad}
 
 
 def scan_segment(b):
@@ -133,6 +154,58 @@ def scan_segment(b):
     return records, damage
 
 
+# --- Keys and sealed values (spec: "Sealed records") ---------------------------------------
+def key_id(key):
+    """The first 4 bytes (little-endian) of HMAC-SHA256(key, "cask key id"); 0 becomes 1."""
+    kid = struct.unpack_from("<I", hmac.new(key, b"cask key id", hashlib.sha256).digest())[0]
+    return kid or 1
+
+
+def read_key_file(path):
+    """A 32-byte AES-256 key: 32 raw bytes, or 64 hex characters with whitespace around them."""
+    data = open(path, "rb").read()
+    if len(data) == 32:
+        return data
+    text = data.strip()
+    if len(text) == 64 and re.fullmatch(rb"[0-9a-fA-F]{64}", text):
+        return bytes.fromhex(text.decode("ascii"))
+    raise SystemExit(f"{path}: not a key (32 raw bytes or 64 hex characters)")
+
+
+def unseal(rec, keys):
+    """What an unsealed record would store, or None when the key id is not among `keys` (id ->
+    key) or the value fails authentication: keyID | nonce | ciphertext | tag."""
+    stored = rec["stored"]
+    key = keys.get(struct.unpack_from("<I", stored, 0)[0])
+    if key is None:
+        return None
+    try:     # imported here: a store without sealed records needs no third-party package
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError:
+        raise SystemExit("reading sealed records needs the cryptography package (pip install cryptography)")
+    try:
+        return AESGCM(key).decrypt(stored[4:16], stored[16:], rec["aad"])
+    except Exception:
+        return None
+
+
+def check_keys(segments, keys):
+    """Spec "Keys at open": every intact segment header is checked before anything is read."""
+    sealed = {i: h["key_id"] for i, (_, h) in segments.items() if h and h["version"] == 7}
+    given = ", ".join(f"{k:08x}" for k in sorted(keys))
+    if sealed and not keys:
+        needed = ", ".join(f"{k:08x}" for k in sorted(set(sealed.values())))
+        raise SystemExit(f"the store is encrypted: give its key with --key-file (key ids needed: {needed})")
+    for i, kid in sorted(sealed.items()):
+        if kid not in keys:
+            raise SystemExit(f"{i:010d}.cask is sealed with key id {kid:08x}, "
+                             f"which none of the given keys has (given key ids: {given})")
+    for i, (data, h) in sorted(segments.items()):
+        if keys and h and h["version"] <= 6 and len(data) > SEGMENT_HEADER:
+            raise SystemExit(f"the store is not encrypted ({i:010d}.cask, format version {h['version']}, "
+                             f"holds records): run without --key-file")
+
+
 # --- Hint files (spec: "Hint file") ---------------------------------------------------------
 def parse_hint(b, seg_id, seg_size):
     """Entries of a valid hint file, or None when any check fails."""
@@ -141,7 +214,7 @@ def parse_hint(b, seg_id, seg_size):
     if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
         return None
     version, _r, hid, hsize, count = struct.unpack_from("<IIQQQ", b, 8)
-    if version > VERSION or version < 1 or hid != seg_id or hsize != seg_size:
+    if version > HINT_VERSION or version < 1 or hid != seg_id or hsize != seg_size:
         return None
     body_end = len(b) - 8
     if b[body_end + 4:] != HINT_END or masked(crc32c(b[HINT_HEADER:body_end])) != struct.unpack_from("<I", b, body_end)[0]:
@@ -238,13 +311,16 @@ def parse_compact_entries(b, body_end, seg_size):
 
 
 # --- The store (spec: "Directory layout", "Recovery on open") ------------------------------
-def read_store(directory):
+def read_store(directory, keys=None):
+    """`keys` maps key id -> key; when it has any, encryption is on (spec "Sealed records")."""
+    keys = keys or {}
     names = os.listdir(directory)
     ids = sorted(int(n[:10]) for n in names if re.fullmatch(r"\d{10}\.cask", n))
     segments = {}
     for i in ids:
         data = open(os.path.join(directory, f"{i:010d}.cask"), "rb").read()
         segments[i] = (data, parse_segment_header(data))
+    check_keys(segments, keys)
     epoch = max([i for i, (_, h) in segments.items() if h and h["clears_older"]], default=None)
     if epoch is not None:
         segments = {i: s for i, s in segments.items() if i >= epoch}
@@ -323,7 +399,7 @@ def read_store(directory):
     tags = [(rs, t) for rs, t, tagged in removals if tagged]
     for key in [k for k, (seq, info) in newest.items() if tags and info["kind"] == 1 and info["flags"] & 8]:
         seq, info = newest[key]
-        found = value_of(info)
+        found = value_of(info, keys)
         if found is not None and any(seq < rs and t in found[2] for rs, t in tags):
             del newest[key]
     # Pin records, in sequence order, set or clear the pinned flag of the value record they
@@ -335,16 +411,24 @@ def read_store(directory):
     return newest, bound, problems
 
 
-def value_of(info):
+def value_of(info, keys=None):
     """(value, fresh_until, tags) of a record (fresh_until 0 and no tags unless it is a cache
-    entry), or None."""
+    entry), or None. `keys` (key id -> key) opens sealed values."""
     rec = info["record"]
     if rec is None:
         return None
     out = rec["stored"]
+    # Spec "Sealed records", check order on read: with encryption on a value must be sealed;
+    # a key id not among the keys, or a failed authentication, is damage like a bad checksum.
+    if rec["flags"] & 16:
+        out = unseal(rec, keys or {})
+        if out is None:
+            return None
+    elif keys:
+        return None
     if rec["flags"] & 1:
         try:
-            out = lz4.block.decompress(rec["stored"], uncompressed_size=rec["original_length"])
+            out = lz4.block.decompress(out, uncompressed_size=rec["original_length"])
         except Exception:
             return None
         if len(out) != rec["original_length"]:
@@ -381,7 +465,14 @@ def main():
     now = int(time.time() * 1000)
     if "--now-ms" in args:
         now = int(args[args.index("--now-ms") + 1])
-    newest, bound, problems = read_store(directory)
+    keys = {}            # key id -> key: the current key and any previous ones
+    for n, a in enumerate(args):
+        if a == "--key-file":
+            if n + 1 == len(args):
+                raise SystemExit("--key-file needs a PATH")
+            key = read_key_file(args[n + 1])
+            keys[key_id(key)] = key
+    newest, bound, problems = read_store(directory, keys)
     items = []
     for key, (seq, info) in sorted(newest.items()):
         if info["kind"] == 2 or seq < bound:
@@ -389,7 +480,7 @@ def main():
         pinned = bool(info["flags"] & 2)
         if info["expiry"] and now >= info["expiry"] and not pinned:
             continue
-        found = value_of(info)
+        found = value_of(info, keys)
         if found is None:
             problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
             continue

@@ -52,6 +52,14 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// owner (`mode`: its permission bits), so its values could be changed under the app: the
     /// store was not opened.
     case unsafePermissions(path: String, mode: UInt16)
+    /// A segment (`path`) is sealed with a key whose id (`keyID`) is not among the ids of the
+    /// keys the open was given (`given`: empty when ``StoreOptions/encryption`` is nil), so its
+    /// values cannot be read: the store was not opened and nothing was changed.
+    case encryptionKeyMissing(path: String, keyID: UInt32, given: [UInt32])
+    /// ``StoreOptions/encryption`` is set but the store holds unencrypted records (`path`, a
+    /// segment of them): encryption is turned on for a new or emptied store only. Nothing was
+    /// changed.
+    case unencryptedStore(path: String)
 
     /// Whether the file system ran out of space (ENOSPC) or the file hit its size limit (EFBIG):
     /// freeing space and retrying can succeed.
@@ -97,6 +105,12 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "value for key \"\(key)\" is not a \(type) (\(reason)); read it as the type it was stored as, or overwrite it (the item was kept)"
         case let .coding(key, reason):
             return "value for key \"\(key)\" could not be coded: \(reason)"
+        case let .encryptionKeyMissing(path, keyID, given) where given.isEmpty:
+            return "\(path) is encrypted (key id \(Self.hex(keyID))) and no key was given; the store was not opened: set StoreOptions.encryption with that key (cask: --key-file)"
+        case let .encryptionKeyMissing(path, keyID, given):
+            return "\(path) is sealed with key id \(Self.hex(keyID)), which is none of the keys given (\(given.map(Self.hex).joined(separator: ", "))); the store was not opened and nothing was changed: give that key (as current or previous key). If it is lost, its values are too: remove the store's folder to start empty"
+        case let .unencryptedStore(path):
+            return "\(path) holds unencrypted records, and encryption is on; the store was not opened: encryption is turned on for a new store only (a cache refills: remove the folder), or open it without encryption"
         case let .unsafePermissions(path, mode):
             return "\(path) may be written by other users (mode \(String(mode, radix: 8))), so a value there could be changed under the app; the store was not opened: run `chmod go-w \(path)` (or `chmod -R go-rwx` on the store's folder)"
         }
@@ -104,6 +118,12 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension CaskError {
+    /// A key id as it is printed: 8 hex digits.
+    static func hex(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
     /// What to do about a failed system call, by its errno ("" when there is nothing specific).
     /// It speaks of "that path" (the one the message names), not of the store: the path may be
     /// a backup's destination.

@@ -1,11 +1,16 @@
 /// Sizes, magic numbers and flag bits of the on-disk format, shared by writer and reader.
 /// The authority is `format-spec.md`; a change here is a change there.
 package enum Format {
-    /// The format version this build writes and the newest it reads. Version 2 added pin
-    /// records (record kind 3), version 3 compact hint entries, version 4 cache entries (record
-    /// flag ``RecordFlag/entry``), version 5 removal records (record kind 4), version 6 tags
-    /// (record flag ``RecordFlag/tagged``); every older version is read too.
+    /// The format version this build writes for everything but sealed segments. Version 2
+    /// added pin records (record kind 3), version 3 compact hint entries, version 4 cache
+    /// entries (record flag ``RecordFlag/entry``), version 5 removal records (record kind 4),
+    /// version 6 tags (record flag ``RecordFlag/tagged``); every older version is read too.
     package static let version: UInt32 = 6
+    /// Version 7: sealed records (``RecordFlag/sealed``) and the key id in the segment header,
+    /// written only in the segments of a store with encryption on.
+    package static let sealedVersion: UInt32 = 7
+    /// The newest format version this build reads.
+    package static let newestReadableVersion: UInt32 = sealedVersion
     /// The oldest format version this build reads.
     package static let oldestReadableVersion: UInt32 = 1
 
@@ -26,6 +31,16 @@ package enum Format {
     /// A hint entry of versions 1 and 2, before its key (version 3: ``HintEntryCodec``).
     package static let version2HintEntrySize = 52
     package static let hintTrailerSize = 8
+
+    /// The bytes a sealed value adds to what it seals: key id, nonce and tag.
+    package enum Seal {
+        package static let keyIDSize = 4
+        package static let nonceSize = 12
+        package static let tagSize = 16
+        /// Key id and nonce, in front of the ciphertext.
+        package static let prefixSize = keyIDSize + nonceSize
+        package static let overhead = prefixSize + tagSize
+    }
 
     /// Longest key, in UTF-8 bytes.
     package static let maximumKeyLength = 1024
@@ -54,7 +69,10 @@ package enum Format {
         /// 2). On a removal record: its key field is a tag, and it removes the older cache
         /// entries that list it (instead of the keys under a prefix).
         package static let tagged: UInt8 = 1 << 3
-        package static let known: UInt8 = compressed | pinned | entry | tagged
+        /// Format version 7, value records only: the stored value is sealed (AES-256-GCM, key id
+        /// and nonce in front, tag behind; ``Seal``).
+        package static let sealed: UInt8 = 1 << 4
+        package static let known: UInt8 = compressed | pinned | entry | tagged | sealed
     }
 
     package enum SegmentKind: UInt8 {

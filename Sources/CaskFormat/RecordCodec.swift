@@ -32,6 +32,10 @@ package struct RecordHeader: Sendable {
     package var isPin: Bool { kind == .pin }
     /// A removal record: its key field is the prefix of the keys whose older records it removes.
     package var isRemoval: Bool { kind == .removal }
+    /// The stored value is sealed (format version 7): key id, nonce, ciphertext, tag.
+    package var isSealed: Bool { flags & Format.RecordFlag.sealed != 0 }
+    /// The length of what the seal holds: the stored length without key id, nonce and tag.
+    package var unsealedLength: Int { isSealed ? storedLength - Format.Seal.overhead : storedLength }
     /// A pin record: the sequence number of the value record whose pinned flag it sets.
     package var pinTarget: UInt64 { UInt64(bitPattern: expiry) }
     /// Header, key and stored value, in bytes.
@@ -64,7 +68,23 @@ package enum RecordCodec {
         value: UnsafeRawBufferPointer,
         into out: UnsafeMutableRawBufferPointer
     ) {
-        precondition(key.count == header.keyLength && value.count == header.storedLength)
+        precondition(value.count == header.storedLength)
+        encode(header, key: key, into: out) { stored in
+            if value.count > 0 { stored.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        }
+    }
+
+    /// Writes a complete record at the start of `out`, which must hold `encodedSize` bytes,
+    /// with `writeValue` filling in its stored value (all `storedLength` bytes) once the header
+    /// and the key are in place (a seal reads them as its associated data).
+    @inline(__always)
+    package static func encode(
+        _ header: RecordHeader,
+        key: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer,
+        writeValue: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        precondition(key.count == header.keyLength)
         precondition(out.count >= header.encodedSize)
         out.put(header.sequence, at: 4)
         out.put(header.writeTime, at: 12)
@@ -76,9 +96,7 @@ package enum RecordCodec {
         out.put(UInt32(header.originalLength), at: 36)
         let base = out.baseAddress!
         if key.count > 0 { (base + Format.recordHeaderSize).copyMemory(from: key.baseAddress!, byteCount: key.count) }
-        if value.count > 0 {
-            (base + Format.recordHeaderSize + key.count).copyMemory(from: value.baseAddress!, byteCount: value.count)
-        }
+        writeValue(UnsafeMutableRawBufferPointer(start: base + Format.recordHeaderSize + key.count, count: header.storedLength))
         let covered = UnsafeRawBufferPointer(start: base + 4, count: header.encodedSize - 4)
         out.put(CRC32C.mask(CRC32C.checksum(covered)), at: 0)
     }
@@ -134,7 +152,8 @@ package enum RecordCodec {
             if stored != 0 || original != 0 || flags & ~Format.RecordFlag.tagged != 0 { return "removal record with a value or flags" }
         case .value:
             let compressed = flags & Format.RecordFlag.compressed != 0
-            if compressed ? (stored == 0 || original == 0) : (stored != original) {
+            let overhead = flags & Format.RecordFlag.sealed != 0 ? Format.Seal.overhead : 0
+            if compressed ? (stored <= overhead || original == 0) : (stored != original + overhead) {
                 return "stored and original lengths disagree"
             }
             if flags & Format.RecordFlag.entry != 0 && original < EntryHeader.size {

@@ -112,7 +112,7 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
         case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry, $1) }) }) { return result }
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
@@ -122,7 +122,7 @@ extension DiskStore {
                 // Ask for every cache line of the record at once (up to 16 KiB), so that their
                 // misses overlap instead of arriving one by one as the checksum walks the record.
                 for line in stride(from: 0, to: min(size, 16 << 10), by: 64) { cask_prefetch(mapped.baseAddress! + line) }
-                if let result = Self.deliver(mapped, key: key, entry: entry, { body($0, entry, $1) }) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -137,7 +137,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, { body($0, entry, $1) }) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)
@@ -159,13 +159,13 @@ extension DiskStore {
     /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
     /// its value, decompressed when needed, and its ``EntryHeader`` (nil unless it is a cache
     /// entry, whose header is taken off the value); nil when any check fails.
-    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
+    private static func deliver<R>(_ bytes: UnsafeRawBufferPointer, key: String, entry: IndexEntry, keyring: Keyring?,
+                                   _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
         guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
               h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
-        let stored = UnsafeRawBufferPointer(rebasing: bytes[(Format.recordHeaderSize + h.keyLength)...])
-        return ValueCodec.decode(stored, of: h, body)
+        return ValueCodec.decode(bytes, of: h, keyring: keyring, body)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

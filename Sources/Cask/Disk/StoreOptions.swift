@@ -64,6 +64,17 @@ public struct StoreOptions: Sendable {
     /// Who may read the store's files besides their owner: ``StorePermissions/ownerOnly``
     /// (folders 0700, files 0600, whatever the umask) by default.
     public var permissions: StorePermissions = .ownerOnly
+    /// Encryption at rest: nil (the default) stores values as they are; with keys, every value
+    /// is sealed with AES-256-GCM under ``StoreEncryption/currentKey`` (DocC: "Security").
+    /// A store is encrypted from its creation: opening one that holds unencrypted records with
+    /// encryption on, or an encrypted one without the key, is refused and changes nothing.
+    public var encryption: StoreEncryption? {
+        didSet { keyring = encryption.map(Keyring.init) }
+    }
+    /// ``encryption``'s keys by id, made once (the key ids are HMACs).
+    private(set) var keyring: Keyring?
+    /// The key id new segments are written with: the current key's, 0 without encryption.
+    var writtenKeyID: UInt32 { keyring?.currentID ?? 0 }
     /// Where file I/O goes. Tests substitute a simulated or faulty file system.
     public var fileSystem: any CaskFileSystem = POSIXFileSystem()
     /// The clock for write, access and expiry times. The default, ``WallClock/system``,

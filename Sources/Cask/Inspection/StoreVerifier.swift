@@ -39,11 +39,15 @@ public struct StoreVerifier: Sendable {
     /// Reads through a ``SalvagingFileSystem``: a failed read is noted as unreadable (and reads
     /// as zeros, whose damage is then not reported as such).
     let fs: SalvagingFileSystem
+    /// The keys sealed values are opened with (nil: the store must hold none).
+    let keyring: Keyring?
 
-    /// A verifier for the store in `directory`.
-    public init(directory: String, fileSystem: any CaskFileSystem = POSIXFileSystem()) {
+    /// A verifier for the store in `directory`; `encryption` gives the keys of an encrypted
+    /// store (its sealed values are opened to check them).
+    public init(directory: String, fileSystem: any CaskFileSystem = POSIXFileSystem(), encryption: StoreEncryption? = nil) {
         self.directory = directory
         self.fs = SalvagingFileSystem(wrapping: fileSystem)
+        self.keyring = encryption.map(Keyring.init)
     }
 
     /// Verifies the store. `progress(done, total)` reports bytes as segments are read.
@@ -112,9 +116,8 @@ public struct StoreVerifier: Sendable {
 
     /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
     /// cache entry whose value does not start with a valid entry header; nil when nothing is.
-    private static func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer) -> String? {
-        let start = offset + Format.recordHeaderSize + h.keyLength
-        return ValueCodec.problem(UnsafeRawBufferPointer(rebasing: raw[start..<(start + h.storedLength)]), of: h)
+    private func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer) -> String? {
+        ValueCodec.problem(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + h.encodedSize)]), of: h, keyring: keyring)
     }
 
     /// Checks every record's checksum, LZ4 block and cache entry header in one segment.
@@ -123,12 +126,15 @@ public struct StoreVerifier: Sendable {
         let handle = try fs.open(path, mode: .read)
         defer { fs.close(handle) }
         let bytes = try fs.readWholeFile(handle)
+        if case .valid(let header) = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) {
+            try EncryptionCheck.requireKey(header.keyID, of: path, in: keyring)
+        }
         var records = 0
         var problems: [Problem] = []
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 records += 1
-                if let message = Self.valueProblem(h, at: offset, in: raw) {
+                if let message = valueProblem(h, at: offset, in: raw) {
                     problems.append(Problem(file: path, offset: Int64(offset), message: message))
                 }
             }

@@ -34,13 +34,17 @@ extension Compactor {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
             let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
             let isSmall = u.fileBytes < small
-            if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
+            // Sealed under a previous key: rewritten (re-sealed) whatever its garbage, first.
+            let isRotating = u.keyID != 0 && u.keyID != s.options.writtenKeyID
+            if isRotating {
+                candidates.append((id, 2, u.liveBytes))
+            } else if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
                 candidates.append((id, garbage, u.liveBytes))
             }
         }
         // Small segments are only worth merging when there are several: rewriting one alone
         // for a little garbage would copy it again and again (each output is small too).
-        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure) {
+        if candidates.count == 1, let only = candidates.first, only.garbage < threshold, !(force || pressure), only.garbage <= 1 {
             return nil
         }
         candidates.sort { ($0.garbage, $1.id) > ($1.garbage, $0.id) }
@@ -52,7 +56,8 @@ extension Compactor {
             live += c.live
         }
         guard !chosen.isEmpty else { return nil }
-        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize) {
+        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize),
+           u.keyID == s.options.writtenKeyID {
             return nil   // one segment with nothing dead: rewriting it gains nothing
         }
         let chosenSet = Set(chosen)

@@ -17,7 +17,8 @@ extension Compactor {
             state.withSlice { s in
                 s.segments[output.file.id] = output.file
                 s.usage[output.file.id] = SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
-                                                       minimumSequence: kept[0].sequence, isCompacted: true)
+                                                       minimumSequence: kept[0].sequence, isCompacted: true,
+                                                       keyID: s.options.writtenKeyID)
                 s.hintBytes[output.file.id] = output.hintBytes
             }
             var residency = InputResidency(listing.inputs)

@@ -187,7 +187,7 @@ struct Compactor {
     private func writeOutput(_ kept: [Kept], of listing: Listing, plan: Plan) throws(CaskError) -> Output {
         let header = SegmentHeader(
             id: UInt64(plan.outputID), kind: .compacted, flags: 0,
-            minimumSequence: kept[0].sequence, sequenceLimit: listing.maximumSequence + 1)
+            minimumSequence: kept[0].sequence, sequenceLimit: listing.maximumSequence + 1, keyID: options.writtenKeyID)
         let path = FileNames.join(directory, FileNames.segment(plan.outputID))
         let temporary = path + FileNames.temporarySuffix
         var renamed = false
@@ -226,6 +226,7 @@ struct Compactor {
         offsets.reserveCapacity(kept.count)
         var residency = InputResidency(listing.inputs)
         defer { residency.endPhase() }
+        var resealer = options.keyring.map(Resealer.init)
         for (n, r) in kept.enumerated() {
             if n & 4095 == 4095 { try cancellation?.check() }
             let input = listing.inputs[r.input]
@@ -235,6 +236,7 @@ struct Compactor {
                 guard case .record(let h) = RecordCodec.decode(bytes, at: 0) else {
                     throw .corruption(file: input.file.path, offset: Int64(r.offset), reason: "record changed during compaction")
                 }
+                if let sealed = try resealer?.reseal(bytes, header: h, to: &writer, accessTime: r.accessTime) { return sealed }
                 return try writer.appendEncoded(bytes, header: h, accessTime: r.accessTime)
             }
             offsets.append(UInt32(offset))

@@ -91,6 +91,25 @@ struct SegmentWriter: Sendable {
         return offset
     }
 
+    /// Encodes one value record whose stored value `sealer` seals from `plaintext` (`header`
+    /// already has the sealed flag and the sealed length) and returns its offset.
+    mutating func append(
+        _ header: RecordHeader, key: UnsafeRawBufferPointer, sealing plaintext: UnsafeRawBufferPointer,
+        with sealer: inout RecordSealer, accessTime: Int64? = nil
+    ) throws(CaskError) -> Int64 {
+        let recordSize = header.encodedSize
+        if buffer.count > 0 && buffer.count + recordSize > bufferCapacity { try makeRoom() }
+        let offset = size
+        buffer.append(size: recordSize) { out in
+            RecordCodec.encode(header, key: key, into: out) { stored in
+                sealer.seal(plaintext, into: stored, record: out, keyLength: key.count)
+            }
+        }
+        hints.add(header, offset: Int(offset), key: key, accessTime: accessTime)
+        size += Int64(recordSize)
+        return offset
+    }
+
     /// Copies an already encoded record (`record`, whose header is `header`) to the end of the
     /// segment and returns its offset (compaction output).
     mutating func appendEncoded(_ record: UnsafeRawBufferPointer, header: RecordHeader, accessTime: Int64) throws(CaskError) -> Int64 {

@@ -20,14 +20,15 @@ extension StoreLoader {
         } else {
             let maxID = listing.segmentIDs.last ?? 0
             let header = SegmentHeader(
-                id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0)
+                id: UInt64(maxID &+ 1), kind: .log, flags: 0, minimumSequence: maximumSequence + 1, sequenceLimit: 0,
+                keyID: options.writtenKeyID)
             writer = try SegmentWriter.start(header, in: directory, options: options)
         }
         var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
         for segment in kept where segment.file.id != continued?.id {
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
-                             isCompacted: segment.header?.kind == .compacted)
+                             isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
         }
         try noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {
@@ -49,7 +50,8 @@ extension StoreLoader {
     /// the hint's entries, so the hint written at seal or close is complete again.
     private func continueNewest(of kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> SegmentWriter? {
         guard let newest = kept.last, newest.file.id == listing.segmentIDs.last,
-              let header = newest.header, header.kind == .log, newest.version == Format.version,
+              let header = newest.header, header.kind == .log,
+              header.keyID == options.writtenKeyID, newest.version == header.version,
               restoredFromSnapshot || loadedFromHints.contains(newest.file.id), newest.size < Int64(options.segmentSize),
               let hints = restoredFromSnapshot ? .continuingUnknownRecords() : try readHintBuilder(of: newest) else { return nil }
         let path = newest.file.path
@@ -97,7 +99,7 @@ extension StoreLoader {
         var state = StoreState(directory: directory, options: options, writer: writer, nextSequence: maximumSequence + 1)
         for segment in kept {
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
-                             isCompacted: segment.header?.kind == .compacted)
+                             isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
         }
         try noteHintFiles(listing, in: &state)
         state.index = index

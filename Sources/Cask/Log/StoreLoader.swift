@@ -180,6 +180,7 @@ struct StoreLoader {
             case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
             case .damaged: header = nil
             }
+            if let header { try EncryptionCheck.check(header, size: size, path: path, keyring: options.keyring) }
             let version = header == nil ? 0 : head.withUnsafeBytes { $0.u32(8) }
             loaded.append(Loaded(file: file, header: header, size: size, version: version))
         }

@@ -100,7 +100,8 @@ extension StoreState {
             activate(next)
         } else {
             try discardPrepared()
-            let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence, sequenceLimit: 0)
+            let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence,
+                                       sequenceLimit: 0, keyID: options.writtenKeyID)
             writer = try SegmentWriter.start(header, in: directory, options: options)
             nextSegmentID = writer.id &+ 1
         }
@@ -118,7 +119,8 @@ extension StoreState {
         let room = max(0, inlineRolloverSize - writer.size)
         let minimum = nextSequence + UInt64(room / Int64(Format.recordHeaderSize + 1)) + 2
         reservedMinimumSequence = max(reservedMinimumSequence, minimum)
-        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: reservedMinimumSequence, sequenceLimit: 0)
+        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: reservedMinimumSequence,
+                                   sequenceLimit: 0, keyID: options.writtenKeyID)
         nextSegmentID &+= 1
         return header
     }

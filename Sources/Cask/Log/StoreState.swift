@@ -11,6 +11,8 @@ struct SegmentUsage: Sendable {
     var minimumSequence: UInt64 = 0
     /// Written by compaction (its records are sorted by sequence but older than its id suggests).
     var isCompacted = false
+    /// The key id its records are sealed with (format version 7); 0 for unsealed records.
+    var keyID: UInt32 = 0
 }
 
 /// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
@@ -48,6 +50,8 @@ struct StoreState: Sendable {
     var bytesAwaitingDeletion: [UInt32: Int64] = [:]
     /// Appends to the active segment.
     var writer: SegmentWriter
+    /// Seals the values this open writes (encryption on), under the lock like the writer.
+    var sealer: RecordSealer?
     /// Hint files waiting to be written by the background writer, encoded there (off the lock).
     var pendingHints: [PendingHint] = []
     var nextSequence: UInt64
@@ -124,14 +128,16 @@ struct StoreState: Sendable {
         self.writer = writer
         self.nextSequence = nextSequence
         self.nextSegmentID = writer.id &+ 1
+        self.sealer = options.keyring.map(RecordSealer.init)
         addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
     }
 
     /// Starts tracking a segment file of `size` bytes whose records all have sequence numbers of
     /// at least `minimumSequence`.
-    mutating func addSegment(_ file: SegmentFile, size: Int64, minimumSequence: UInt64, isCompacted: Bool = false) {
+    mutating func addSegment(_ file: SegmentFile, size: Int64, minimumSequence: UInt64, isCompacted: Bool = false, keyID: UInt32? = nil) {
         segments[file.id] = file
-        usage[file.id] = SegmentUsage(fileBytes: size, liveBytes: 0, minimumSequence: minimumSequence, isCompacted: isCompacted)
+        usage[file.id] = SegmentUsage(fileBytes: size, liveBytes: 0, minimumSequence: minimumSequence, isCompacted: isCompacted,
+                                      keyID: keyID ?? options.writtenKeyID)
     }
 
     // MARK: Appending
@@ -153,13 +159,16 @@ struct StoreState: Sendable {
             // sealed one outside the lock); else with the sync here.
             if try rolloverBehindGate() == nil { try rollover() }
         }
+        let sealed = kind == .value && sealer != nil
         let header = RecordHeader(
-            sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind, flags: flags,
-            keyLength: key.count, storedLength: stored.count, originalLength: originalLength)
-        let offset = try writer.append(header, key: key, value: stored)
+            sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind,
+            flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
+            storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
+        let offset = sealed ? try writer.append(header, key: key, sealing: stored, with: &sealer!)
+                            : try writer.append(header, key: key, value: stored)
         let size = Int64(header.encodedSize)
         let entry = IndexEntry(
-            segment: writer.id, offset: UInt32(offset), storedLength: UInt32(stored.count),
+            segment: writer.id, offset: UInt32(offset), storedLength: UInt32(header.storedLength),
             sequence: nextSequence, expiry: kind == .tombstone ? 0 : expiry,
             accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
         usage[writer.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += size

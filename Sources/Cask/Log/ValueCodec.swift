@@ -30,18 +30,47 @@ enum ValueCodec {
         return try result.get()
     }
 
-    /// Calls `body` with the app's bytes of a record whose header is `h` and whose stored bytes
-    /// are `stored`, and its entry header (nil for a plain value); nil, without calling it,
-    /// when the bytes are not what the header says (an LZ4 block that does not decode to the
-    /// original length, an entry header that is not one or disagrees with the tagged flag):
-    /// damage, since the bytes were read.
-    static func decode<R>(_ stored: UnsafeRawBufferPointer, of h: RecordHeader, _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
-        withOriginal(stored, of: h) { original in original.flatMap { split($0, of: h, body) } }
+    /// Calls `body` with the app's bytes of `record` (a checksummed value record whose header
+    /// is `h`), and its entry header (nil for a plain value); nil, without calling it, when the
+    /// bytes are not what the header says (a seal that does not open under `keyring`, a sealed
+    /// record without a keyring or an unsealed one with, an LZ4 block that does not decode to
+    /// the original length, an entry header that is not one or disagrees with the tagged
+    /// flag): damage, since the bytes were read.
+    static func decode<R>(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?,
+                          _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
+        let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + h.keyLength)...])
+        guard h.isSealed || keyring != nil else {
+            return withOriginal(stored, of: h) { original in original.flatMap { split($0, of: h, body) } }
+        }
+        guard h.isSealed, let keyring else { return nil }
+        let associated = RecordHeader.sealedAssociatedData(record, keyLength: h.keyLength)
+        return keyring.open(stored, associated: associated) { plaintext in
+            withOriginal(plaintext, of: h) { original in original.flatMap { split($0, of: h, body) } }
+        } ?? nil
     }
 
-    /// What is wrong with the stored bytes of a record whose header is `h` (for `cask verify`),
-    /// or nil when they decode.
-    static func problem(_ stored: UnsafeRawBufferPointer, of h: RecordHeader) -> String? {
+    /// What is wrong with the stored bytes of `record` (a checksummed record whose header is
+    /// `h`) under `keyring` (for `cask verify`), or nil when they decode.
+    static func problem(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?) -> String? {
+        guard h.kind == .value else { return nil }
+        let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + h.keyLength)...])
+        switch (h.isSealed, keyring) {
+        case (false, nil):
+            return plainProblem(stored, of: h)
+        case (true, nil):
+            return "sealed value, and no encryption key was given"
+        case (false, _?):
+            return "unsealed value in an encrypted store"
+        case (true, let keyring?):
+            let associated = RecordHeader.sealedAssociatedData(record, keyLength: h.keyLength)
+            guard keyring.contains(stored.u32(0)) else { return "sealed with key id \(CaskError.hex(stored.u32(0))), which is not among the keys given" }
+            return keyring.open(stored, associated: associated) { plainProblem($0, of: h) }
+                ?? "sealed value fails authentication (changed bytes, or moved from another record)"
+        }
+    }
+
+    /// What is wrong with an unsealed stored value (or a sealed one's plaintext), or nil.
+    private static func plainProblem(_ stored: UnsafeRawBufferPointer, of h: RecordHeader) -> String? {
         guard h.isCompressed || h.isEntry else { return nil }
         return withOriginal(stored, of: h) { original -> String? in
             guard let original else { return "LZ4 block does not decode to \(h.originalLength) bytes" }

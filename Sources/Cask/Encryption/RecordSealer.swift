@@ -1,0 +1,51 @@
+import CaskFormat
+import Crypto
+import Foundation
+
+/// Seals values under one key with nonces that do not repeat (format-spec.md, "Sealed
+/// records"): 8 random bytes drawn when the sealer is made, then a 4-byte counter per record;
+/// after 2^32 records it draws new random bytes. One sealer per writing open and per
+/// compaction pass; each is used by one thread at a time (the log writer's under the store's
+/// lock, a pass's by the compaction thread), so it is a value with no lock of its own.
+struct RecordSealer {
+    let keyID: UInt32
+    private let key: SymmetricKey
+    private var prefix: UInt64
+    private var counter: UInt32 = 0
+
+    init(keyring: Keyring) {
+        keyID = keyring.currentID
+        key = keyring.currentKey
+        prefix = UInt64.random(in: .min ... .max)
+    }
+
+    /// Seals `plaintext` into `out` (key id, nonce, ciphertext, tag: `plaintext.count` +
+    /// ``Format/Seal/overhead`` bytes), authenticating `record`'s bytes `4 ..< 40 + keyLength`
+    /// (already written) and the key id. `out` is the stored value inside `record`.
+    mutating func seal(_ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
+                       record: UnsafeMutableRawBufferPointer, keyLength: Int) {
+        precondition(out.count == plaintext.count + Format.Seal.overhead)
+        out.put(keyID, at: 0)
+        out.put(prefix, at: Format.Seal.keyIDSize)
+        out.put(counter, at: Format.Seal.keyIDSize + 8)
+        advance()
+        let nonceBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[Format.Seal.keyIDSize..<Format.Seal.prefixSize])
+        let associated = RecordHeader.sealedAssociatedData(UnsafeRawBufferPointer(record), keyLength: keyLength)
+        // AES-GCM with a 12-byte nonce and a 256-bit key cannot fail: the sizes are fixed here.
+        guard let nonce = try? AES.GCM.Nonce(data: nonceBytes),
+              let box = try? AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: associated)
+        else { preconditionFailure("AES-GCM refused a 12-byte nonce and a 256-bit key") }
+        let body = out.baseAddress! + Format.Seal.prefixSize
+        box.ciphertext.copyBytes(to: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count))
+        box.tag.copyBytes(to: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize))
+    }
+
+    private mutating func advance() {
+        if counter == .max {
+            counter = 0
+            prefix = UInt64.random(in: .min ... .max)
+        } else {
+            counter += 1
+        }
+    }
+}

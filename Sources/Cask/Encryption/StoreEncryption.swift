@@ -1,0 +1,62 @@
+import Crypto
+import Foundation
+
+/// Encryption at rest: the keys a store seals its values with (``StoreOptions/encryption``).
+///
+/// With encryption on, every value a store writes is sealed with AES-256-GCM under the
+/// ``currentKey`` before it reaches the disk: the app's bytes, the cache entry header (fresh
+/// period, tags), after compression. The seal is bound to the record (its key, sequence number,
+/// expiry, flags and lengths), so a value moved to another key, replayed as an older version or
+/// given another expiry fails to open and is handled as damage, never returned. Keys, sizes and
+/// times stay readable to whoever can read the files (DocC: "Security").
+///
+/// The keys come from the app (a secrets manager, the Keychain, an environment the operator
+/// controls); Cask never writes them. Each key is named on disk by its ``keyID(of:)``.
+///
+/// **Rotation.** Put the new key in ``currentKey`` and the old one in ``previousKeys``: new
+/// records are sealed with the new key, and compaction re-seals the records under an old key
+/// as it rewrites them (it picks such segments first). Once ``DiskStore/encryptionKeysInUse``
+/// (or `cask stats`) no longer lists an old key's id, drop it.
+///
+/// **A lost key** cannot be recovered, and neither can the values sealed with it: the open is
+/// refused (``CaskError/encryptionKeyMissing(path:keyID:given:)``) until the key is given or
+/// the folder is removed. Nothing else is lost silently.
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct StoreEncryption: Sendable {
+    /// The key new records are sealed with: 256 bits.
+    public let currentKey: SymmetricKey
+    /// Keys records may still be sealed with (rotation); they are only used to open.
+    public let previousKeys: [SymmetricKey]
+
+    /// Encryption with `currentKey`, able to open records sealed with any of `previousKeys`.
+    ///
+    /// - Throws: ``CaskError/invalidOption(_:)`` when a key is not 256 bits, or when two keys
+    ///   have the same key id (the same key twice, or a 1-in-2^32 clash: make a new key).
+    public init(currentKey: SymmetricKey, previousKeys: [SymmetricKey] = []) throws(CaskError) {
+        let all = [currentKey] + previousKeys
+        for (n, key) in all.enumerated() where key.bitCount != 256 {
+            throw .invalidOption("encryption key \(n) has \(key.bitCount) bits; AES-256-GCM needs 256 (32 bytes)")
+        }
+        let ids = all.map(Self.keyID(of:))
+        guard Set(ids).count == ids.count else {
+            throw .invalidOption("two encryption keys have the same key id (\(ids.map(CaskError.hex).joined(separator: ", "))): list each key once")
+        }
+        self.currentKey = currentKey
+        self.previousKeys = previousKeys
+    }
+
+    /// The id that names `key` on disk (format-spec.md, "Sealed records"): the first 4 bytes of
+    /// HMAC-SHA256(key, "cask key id"), little-endian, never 0. It tells keys apart without
+    /// revealing them.
+    public static func keyID(of key: SymmetricKey) -> UInt32 {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("cask key id".utf8), using: key)
+        let id = mac.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian
+        return id == 0 ? 1 : id
+    }
+
+    /// The id of ``currentKey``.
+    public var currentKeyID: UInt32 { Self.keyID(of: currentKey) }
+    /// The ids of every key, the current one first.
+    public var keyIDs: [UInt32] { ([currentKey] + previousKeys).map(Self.keyID(of:)) }
+}
