@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "Cask", "CaskFormat", "CaskToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The fastest simple implementation of Cask's write path, for same-run benchmark ratios
@@ -67,7 +68,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "CaskTests", dependencies: ["Cask", "CaskFormat", "CaskTesting", "CaskToolSupport"]),
+        .testTarget(name: "CaskTests", dependencies: [
+            "Cask", "CaskFormat", "CaskTesting", "CaskToolSupport", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

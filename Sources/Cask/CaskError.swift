@@ -106,7 +106,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .coding(key, reason):
             return "value for key \"\(key)\" could not be coded: \(reason)"
         case let .encryptionKeyMissing(path, keyID, given) where given.isEmpty:
-            return "\(path) is encrypted (key id \(Self.hex(keyID))) and no key was given; the store was not opened: set StoreOptions.encryption with that key (cask: --key-file)"
+            return "\(path) is encrypted (key id \(Self.hex(keyID))) and no key was given; the store was not opened: set StoreOptions.encryption with that key (cask: CASK_KEY_FILE=<key file>)"
         case let .encryptionKeyMissing(path, keyID, given):
             return "\(path) is sealed with key id \(Self.hex(keyID)), which is none of the keys given (\(given.map(Self.hex).joined(separator: ", "))); the store was not opened and nothing was changed: give that key (as current or previous key). If it is lost, its values are too: remove the store's folder to start empty"
         case let .unencryptedStore(path):
@@ -119,10 +119,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension CaskError {
     /// A key id as it is printed: 8 hex digits.
-    static func hex(_ id: UInt32) -> String {
-        let digits = String(id, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-    }
+    static func hex(_ id: UInt32) -> String { StoreEncryption.keyIDText(id) }
 
     /// What to do about a failed system call, by its errno ("" when there is nothing specific).
     /// It speaks of "that path" (the one the message names), not of the store: the path may be

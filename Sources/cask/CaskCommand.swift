@@ -110,6 +110,7 @@ func openStore(_ directory: String, for intent: OpenIntent, configure: (inout St
     options.durability = .none
     options.logger.logLevel = .warning
     options.isReadOnly = intent == .read
+    options.encryption = try toolEncryption()
     configure(&options)
     return try withStoreErrors { try DiskStore(directory: directory, options: options) }
 }

@@ -130,7 +130,7 @@ struct Stats: ParsableCommand {
     @Flag(help: "JSON output.") var json = false
 
     struct Output: Encodable {
-        struct Segment: Encodable { var id: UInt32; var fileBytes: Int; var liveBytes: Int; var garbageRatio: Double; var active: Bool; var hint: Bool }
+        struct Segment: Encodable { var id: UInt32; var fileBytes: Int; var liveBytes: Int; var garbageRatio: Double; var active: Bool; var hint: Bool; var keyID: String? }
         var items: Int
         var liveBytes: Int
         var fileBytes: Int
@@ -145,12 +145,15 @@ struct Stats: ParsableCommand {
         var damagedRanges: Int
         var tornTailBytes: Int
         var segments: [Segment]
+        /// The encryption key ids the segments are sealed with (8 hex digits); empty when unencrypted.
+        var keysInUse: [String]
     }
 
     func run() throws {
         let store = try openStore(directory, for: .read)
         let stats = store.statistics
         let segments = store.segmentInfo()
+        let keys = store.encryptionKeysInUse.map(StoreEncryption.keyIDText)
         let items = try withStoreErrors { try store.allMetadata() }
         try withStoreErrors { try store.close() }
         let valueBytes = items.reduce(0) { $0 + $1.size }
@@ -163,7 +166,9 @@ struct Stats: ParsableCommand {
             newestWriteTime: items.map(\.writeDate).max()?.millisecondsSinceEpoch,
             segmentsScannedOnOpen: stats.segmentsScanned, segmentsFromHints: stats.segmentsLoadedFromHints,
             damagedRanges: stats.damagedRanges, tornTailBytes: stats.tornTailBytes,
-            segments: segments.map { .init(id: $0.id, fileBytes: $0.fileBytes, liveBytes: $0.liveBytes, garbageRatio: $0.garbageRatio, active: $0.isActive, hint: $0.hasHint) })
+            segments: segments.map { .init(id: $0.id, fileBytes: $0.fileBytes, liveBytes: $0.liveBytes, garbageRatio: $0.garbageRatio,
+                                           active: $0.isActive, hint: $0.hasHint, keyID: $0.keyID == 0 ? nil : StoreEncryption.keyIDText($0.keyID)) },
+            keysInUse: keys)
         if json {
             print(Formatting.json(out))
             return
@@ -175,6 +180,7 @@ struct Stats: ParsableCommand {
         let saving = valueBytes > 0 ? 100 * (1 - Double(stored) / Double(valueBytes)) : 0
         print("values           \(Formatting.bytes(valueBytes)) stored as \(Formatting.bytes(stored)) (compression saves \(String(format: "%.1f", saving))%)")
         print("index memory     \(Formatting.bytes(indexBytes))")
+        print("encryption       \(keys.isEmpty ? "off" : "AES-256-GCM, key ids in use: " + keys.joined(separator: ", "))")
         if let o = items.map(\.writeDate).min(), let n = items.map(\.writeDate).max() {
             print("oldest / newest  \(Formatting.duration(Date().timeIntervalSince(o))) / \(Formatting.duration(Date().timeIntervalSince(n))) ago")
         }
@@ -185,9 +191,10 @@ struct Stats: ParsableCommand {
         }
         print("")
         print(Formatting.table(
-            ["SEGMENT", "FILE", "LIVE", "GARBAGE", "HINT", ""],
+            ["SEGMENT", "FILE", "LIVE", "GARBAGE", "HINT", "KEY", ""],
             segments.map { [String($0.id), Formatting.bytes($0.fileBytes), Formatting.bytes($0.liveBytes),
-                             String(format: "%.0f%%", $0.garbageRatio * 100), $0.hasHint ? "yes" : "no", $0.isActive ? "active" : ""] }))
+                             String(format: "%.0f%%", $0.garbageRatio * 100), $0.hasHint ? "yes" : "no",
+                             $0.keyID == 0 ? "-" : StoreEncryption.keyIDText($0.keyID), $0.isActive ? "active" : ""] }))
     }
 }
 
@@ -205,7 +212,7 @@ struct Verify: ParsableCommand {
         if repair {
             // Hint files that fail their checks go first: they give recovery no knowledge (see
             // format-spec.md, "Recovery"), and the store writes a new one by scanning.
-            let found = try withStoreErrors { try StoreVerifier(directory: directory).verify() }
+            let found = try withStoreErrors { try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify() }
             let badHints = Set(found.problems.map(\.file).filter { $0.hasSuffix(".hint") })
             for hint in badHints.sorted() {
                 guard unlink(hint) != 0, errno != ENOENT else { continue }   // removed (or gone already)
@@ -247,7 +254,7 @@ struct Verify: ParsableCommand {
         let progress = Progress("verify")
         let report = try withStoreErrors {
             defer { progress.finish() }
-            return try StoreVerifier(directory: directory).verify { done, total in progress.update(done, of: total) }
+            return try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify { done, total in progress.update(done, of: total) }
         }
         for p in report.problems { print("DAMAGED \(p)") }
         for p in report.unreadable { print("UNREADABLE \(p)") }

@@ -241,6 +241,9 @@ public struct SegmentInfo: Sendable, Equatable {
     public var isActive: Bool
     /// Whether its hint file exists.
     public var hasHint: Bool
+    /// The id of the key its records are sealed with (``StoreEncryption/keyID(of:)``); 0 when
+    /// they are not sealed.
+    public var keyID: UInt32 = 0
     /// Share of the file that is dead records (0...1), the header excluded.
     public var garbageRatio: Double {
         let payload = fileBytes - Format.segmentHeaderSize
@@ -250,11 +253,18 @@ public struct SegmentInfo: Sendable, Equatable {
 
 extension DiskStore {
     /// Every segment, in id order.
+    /// The ids of the encryption keys the store's segments are sealed with, sorted; empty for a
+    /// store without encryption. A previous key whose id is no longer listed (after rotation by
+    /// compaction) can be dropped from ``StoreEncryption/previousKeys``. O(segments).
+    public var encryptionKeysInUse: [UInt32] {
+        state.withLock { s in Set(s.usage.values.map(\.keyID)).subtracting([0]).sorted() }
+    }
+
     public func segmentInfo() -> [SegmentInfo] {
         state.withLock { s in
             s.usage.keys.sorted().map { id in
                 SegmentInfo(id: id, fileBytes: Int(s.usage[id]!.fileBytes), liveBytes: Int(s.usage[id]!.liveBytes),
-                            isActive: id == s.active.id, hasHint: s.hintBytes[id] != nil)
+                            isActive: id == s.active.id, hasHint: s.hintBytes[id] != nil, keyID: s.usage[id]!.keyID)
             }
         }
     }

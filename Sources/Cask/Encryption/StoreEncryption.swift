@@ -55,6 +55,12 @@ public struct StoreEncryption: Sendable {
         return id == 0 ? 1 : id
     }
 
+    /// A key id as Cask prints it (errors, `cask stats`): 8 hex digits.
+    public static func keyIDText(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
     /// The id of ``currentKey``.
     public var currentKeyID: UInt32 { Self.keyID(of: currentKey) }
     /// The ids of every key, the current one first.

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Cask
+import CaskToolSupport
+import Crypto
+import Foundation
+
+/// The keys of an encrypted store, for every verb: `CASK_KEY_FILE` names one or more key files
+/// separated by `:`, the current key first (previous keys after it). A key file holds the 32
+/// bytes of an AES-256 key, raw or as 64 hex digits (whitespace around them is ignored). Kept
+/// out of the command line so that a key is never in `ps` output or shell history.
+func toolEncryption() throws -> StoreEncryption? {
+    guard let list = ProcessInfo.processInfo.environment["CASK_KEY_FILE"], !list.isEmpty else { return nil }
+    let keys = try list.split(separator: ":").map { try readKeyFile(String($0)) }
+    do {
+        return try StoreEncryption(currentKey: keys[0], previousKeys: Array(keys.dropFirst()))
+    } catch {
+        printError("cask: CASK_KEY_FILE: \(error)")
+        throw Exit.usage
+    }
+}
+
+/// One key file: 32 raw bytes, or 64 hex digits.
+private func readKeyFile(_ path: String) throws -> SymmetricKey {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        printError("cask: CASK_KEY_FILE: cannot read the key file \(path): check the path and its permissions")
+        throw Exit.usage
+    }
+    if data.count == 32 { return SymmetricKey(data: data) }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    if text.count == 64, let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
+    printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > \(path)` makes one)")
+    throw Exit.usage
+}
+
+private func hexBytes(_ text: String) -> [UInt8]? {
+    var bytes: [UInt8] = []
+    var chars = text.makeIterator()
+    while let high = chars.next(), let low = chars.next() {
+        guard let byte = UInt8(String([high, low]), radix: 16) else { return nil }
+        bytes.append(byte)
+    }
+    return bytes
+}
