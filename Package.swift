@@ -46,7 +46,10 @@ let package = Package(
         // What the command-line tools share: output formatting, progress, exit statuses.
         .target(
             name: "CaskToolSupport",
-            dependencies: ["Cask", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Cask", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .executableTarget(
             name: "cask",
@@ -66,6 +69,7 @@ let package = Package(
             dependencies: [
                 "Cask", "CaskFormat", "CaskToolSupport", "CaskBaselines",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "CaskTests", dependencies: [

@@ -8,13 +8,18 @@ import PackageDescription
 let package = Package(
     name: "CaskExamples",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "Cask", path: "../")],
+    dependencies: [
+        .package(name: "Cask", path: "../"),
+        // The examples of encryption at rest make a SymmetricKey, as an app does.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+    ],
     targets: [
         .target(
             name: "DocumentationExamples",
             dependencies: [
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "CaskTesting", package: "Cask"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "DocumentationExamples"
         ),

@@ -182,8 +182,10 @@ class Sequence:
         self.work = work
         self.store = os.path.join(work, "store")
         self.env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
-        for k in ("LD_PRELOAD", "FIU_ENABLE", "FIU_CTRL_FIFO"):
+        for k in ("LD_PRELOAD", "FIU_ENABLE", "FIU_CTRL_FIFO", "CASK_KEY_FILE"):
             self.env.pop(k, None)
+        if opts.key_file:
+            self.env["CASK_KEY_FILE"] = opts.key_file
         self.values = {}          # length -> bytes (every value of the sequence has its own length)
         self.value_tag = {}       # length -> the tag its cache entry lists (cache engine puts), or None
         self.model = {}           # key -> frozenset of states: None or (length, pinned)
@@ -277,7 +279,7 @@ class Sequence:
 
     def dump(self, store):
         """caskdump's view: key -> (value bytes, pinned, stored length), and its problems."""
-        newest, bound, problems = caskdump.read_store(store)
+        newest, bound, problems = caskdump.read_store(store, self.opts.keys)
         items = {}
         for key, (seq, info) in newest.items():
             if info["kind"] == 2 or seq < bound:
@@ -748,7 +750,16 @@ def main():
     ap.add_argument("--max-print", type=int, default=25, help="defects and message defects printed in full")
     ap.add_argument("--strict-messages", action="store_true", help="message defects fail the run")
     ap.add_argument("--verbose", action="store_true", help="one line per step")
+    ap.add_argument("--key-file", default=None,
+                    help="encryption at rest on: every command gets this key (CASK_KEY_FILE), and the "
+                         "independent reader opens the sealed values with it")
     opts = ap.parse_args()
+    if opts.key_file:
+        opts.key_file = os.path.abspath(opts.key_file)
+        key = caskdump.read_key_file(opts.key_file)
+        opts.keys = {caskdump.key_id(key): key}
+    else:
+        opts.keys = {}
     if opts.ops is None:
         opts.ops = SOAK_OPS if opts.soak else DEFAULT_OPS
     if not os.path.isabs(opts.cask):
@@ -777,7 +788,8 @@ def main():
     start = time.monotonic()
     results = []
     print(f"fault suite: seed {opts.seed}, {sum(n for _, n in work)} steps in {len(work)} sequences, "
-          f"{len(points)} fault points, {opts.jobs} jobs, cask {opts.cask}", flush=True)
+          f"{len(points)} fault points, {opts.jobs} jobs, cask {opts.cask}"
+          + (", encrypted (AES-256-GCM)" if opts.key_file else ""), flush=True)
     try:
         jobs = [(opts, idx, n, os.path.join(base, f"r{j}")) for j, (idx, n) in enumerate(work)]
         with concurrent.futures.ProcessPoolExecutor(max_workers=opts.jobs) as ex:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages Cask needs when they are missing (Debian/Ubuntu): liblz4-dev to
-# build, python3-lz4 (or pip's lz4) for the independent format reader tools/caskdump.py, strace,
+# build, python3-lz4 (or pip's lz4) and cryptography for the independent format reader
+# tools/caskdump.py, strace,
 # and fiu-utils (fiu-run) for the fault suite tools/fault_suite.py.
 set -euo pipefail
 SUDO=""
@@ -16,4 +17,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 if ! python3 -c 'import lz4.block' 2>/dev/null; then
   python3 -m pip install --quiet lz4 2>/dev/null || $SUDO apt-get install -y python3-lz4 >/dev/null 2>&1 || echo "warning: python lz4 not installed; caskdump cross-check will be skipped"
+fi
+# cryptography (AES-GCM): caskdump.py opens the sealed values of an encrypted store with it.
+if ! python3 -c 'from cryptography.hazmat.primitives.ciphers.aead import AESGCM' 2>/dev/null; then
+  python3 -m pip install --quiet cryptography 2>/dev/null || $SUDO apt-get install -y python3-cryptography >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y python3-cryptography >/dev/null; }
 fi

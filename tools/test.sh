@@ -19,6 +19,12 @@ swift test --package-path Integrations/CaskServices
 swift test --package-path Examples/Server
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.
 python3 tools/fault_suite.py --ops 2000 --cask .build/debug/cask --harness .build/debug/cask-harness
+# The same with encryption at rest on: every command seals with one key (CASK_KEY_FILE) and the
+# independent reader opens each sealed value with it.
+key_file=$(mktemp)
+python3 -c 'import os; print(os.urandom(32).hex())' > "$key_file"
+python3 tools/fault_suite.py --ops 600 --key-file "$key_file" --cask .build/debug/cask --harness .build/debug/cask-harness
+rm -f "$key_file"
 # The DocC catalog builds with no warning (unresolved links, undocumented parameters).
 swift package generate-documentation --target Cask --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).

@@ -5,6 +5,7 @@
 
 import Cask
 import CaskTesting
+import Crypto
 import Foundation
 
 // README.md, line 39
@@ -243,11 +244,37 @@ func example_MultiProcessAndReadOnly_2() throws {
     try writer.close()
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 19
+// Sources/Cask/Cask.docc/Security.md, line 22
 func example_Security_1() throws {
     func openSharedWithTheOpsGroup(at folder: String) throws -> DiskStore {
         var options = StoreOptions()
         options.permissions = .groupReadable   // folder 0750, files 0640; still only the owner writes
         return try DiskStore(directory: folder, options: options)
+    }
+}
+
+// Sources/Cask/Cask.docc/Security.md, line 63
+func example_Security_2() throws {
+    func openEncrypted(at folder: String, keyFile: String) throws -> DiskStore {
+        // 32 bytes the app keeps outside the store: a secrets manager, the Keychain, a file only
+        // the service's user can read (`openssl rand 32 > key`).
+        let key = SymmetricKey(data: try Data(contentsOf: URL(fileURLWithPath: keyFile)))
+        var options = StoreOptions()
+        options.encryption = try StoreEncryption(currentKey: key)
+        return try DiskStore(directory: folder, options: options)
+    }
+}
+
+// Sources/Cask/Cask.docc/Security.md, line 110
+func example_Security_3() throws {
+    func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
+        var options = StoreOptions()
+        options.encryption = try StoreEncryption(currentKey: newKey, previousKeys: [oldKey])
+        let store = try DiskStore(directory: folder, options: options)
+        try store.compact()                   // re-seals every record still under the old key
+        if store.encryptionKeysInUse == [StoreEncryption.keyID(of: newKey)] {
+            // The old key can now be dropped from the keyring.
+        }
+        try store.close()
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Cask
 import CaskBaselines
 import CaskToolSupport
+import Crypto
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -10,6 +11,9 @@ import Glibc
 import Darwin
 import CaskFormat
 #endif
+
+/// The key `bench --encrypt` seals with: random, one per process, so that a reopen has it.
+private let benchKey = SymmetricKey(size: .bits256)
 
 /// `cask-harness bench`: single-operation throughput and latency of the disk store, medians of several runs.
 struct Bench: ParsableCommand {
@@ -39,6 +43,7 @@ struct Bench: ParsableCommand {
         try ArgumentValues.count(runs, option: "--runs", minimum: 1)
     }
     @Flag(help: "Disable LZ4.") var noCompression = false
+    @Flag(help: "Encryption at rest on (AES-256-GCM, a random key per run), to measure what sealing costs.") var encrypt = false
     @Flag(help: "Register a timing observer (as CaskMetrics does) to measure what timing costs when on.") var observeTimings = false
 
     /// The observer `--observe-timings` registers: it counts what it is given.
@@ -58,17 +63,18 @@ struct Bench: ParsableCommand {
 
     func scratch() -> String { (directory as NSString).appendingPathComponent("cask-bench-\(UUID().uuidString)") }
 
-    func makeOptions(_ durability: Durability = .none) -> StoreOptions {
+    func makeOptions(_ durability: Durability = .none) throws -> StoreOptions {
         var o = StoreOptions()
         o.durability = durability
         if noCompression { o.compression = .never }
         o.logger.logLevel = .warning
+        if encrypt { o.encryption = try StoreEncryption(currentKey: benchKey) }
         return o
     }
 
     func run() throws {
         let all: [Workload] = workload == .all ? [.baseline, .put, .get, .getMissing, .putSync, .open] : [workload]
-        print("cask-harness bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs")
+        print("cask-harness bench: \(count) ops per run, \(valueSize)-byte values, 16-byte keys, median of \(runs) runs\(encrypt ? ", encrypted (AES-256-GCM)" : "")")
         if workload == .compaction {
             let bench = try CompactionBench.parse(["--directory", directory])
             try bench.run()
@@ -114,7 +120,7 @@ struct Bench: ParsableCommand {
     private func runPuts(sync: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
         let n = sync ? min(count, 5000) : count
         var samples = LatencySamples(capacity: min(n, 200_000))
-        let store = try DiskStore(directory: path, options: makeOptions(sync ? .everyWrite : .none))
+        let store = try DiskStore(directory: path, options: try makeOptions(sync ? .everyWrite : .none))
         let observation = observe(store)
         defer { withExtendedLifetime(observation) {} }
         let start = DispatchTime.now().uptimeNanoseconds
@@ -130,7 +136,7 @@ struct Bench: ParsableCommand {
 
     private func runGets(missing: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
         var samples = LatencySamples(capacity: min(count, 200_000))
-        let store = try DiskStore(directory: path, options: makeOptions())
+        let store = try DiskStore(directory: path, options: try makeOptions())
         let observation = observe(store)
         defer { withExtendedLifetime(observation) {} }
         for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
@@ -156,11 +162,11 @@ struct Bench: ParsableCommand {
         do {
             // The store of issue 15: every key put, half of them overwritten; then every key read
             // once in random order (access times change everywhere), and a close after each.
-            let store = try DiskStore(directory: path, options: makeOptions())
+            let store = try DiskStore(directory: path, options: try makeOptions())
             for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
             for i in stride(from: 0, to: count, by: 2) { try store.setValue(vals[(i + 1) & 63], forKey: keys[i]) }
             figures["closeAfterPuts"] = try Self.seconds { try store.close() }
-            let reopened = try DiskStore(directory: path, options: makeOptions())
+            let reopened = try DiskStore(directory: path, options: try makeOptions())
             var x = 12345
             for _ in 0..<count {
                 x = (x &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
@@ -186,7 +192,7 @@ struct Bench: ParsableCommand {
     /// memory per key (the store's own count of its tables).
     private func timedOpen(_ path: String, expectSnapshot: Bool) throws -> (seconds: Double, bytesPerKey: Double) {
         let start = DispatchTime.now().uptimeNanoseconds
-        let store = try DiskStore(directory: path, options: makeOptions())
+        let store = try DiskStore(directory: path, options: try makeOptions())
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let stats = store.statistics
         guard store.count == count, stats.indexLoadedFromSnapshot == expectSnapshot else {

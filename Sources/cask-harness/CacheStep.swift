@@ -1,5 +1,6 @@
 import ArgumentParser
 import Cask
+import CaskToolSupport
 import Foundation
 
 /// `cask-harness cache-step DIR OP KEY`: one operation through the two-level ``CaskCache``
@@ -33,6 +34,7 @@ struct CacheStep: ParsableCommand {
 
     func run() throws {
         var options = CacheOptions()
+        options.disk.encryption = try toolEncryption()   // CASK_KEY_FILE, as for `cask`
         options.disk.durability = .none
         options.disk.compaction.isAutomatic = false
         options.disk.logger.logLevel = .critical

@@ -17,7 +17,7 @@ struct CaskCommand: ParsableCommand {
             74 an I/O error on the command's own input or output (standard output could not be \
             written; --file or standard input failed while being read: nothing was stored).
             """,
-        version: "cask 0.1.0 (format version \(Format.version))",
+        version: "cask 0.1.0 (format version \(Format.newestReadableVersion); 6 without encryption)",
         subcommands: [
             Demo.self, Put.self, Get.self, Remove.self, List.self, Stats.self, Verify.self, Compact.self, Trim.self, Pin.self, Unpin.self, Dump.self, Backup.self,
         ]

@@ -27,15 +27,41 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 7 is refused as newer.
-        var v7 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v7[8] = 7
-        let crc = v7.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40]))) }
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v7[40 + i] = $0[i] } }
-        guard case .newerVersion(7) = v7.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-7 header is not refused")
+        // Version 8 is refused as newer (versions from 7 on keep the checksum at 44).
+        var v8 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
+        v8[8] = 8
+        let crc = v8.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<44]))) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v8[44 + i] = $0[i] } }
+        guard case .newerVersion(8) = v8.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-8 header is not refused")
             return
         }
+    }
+
+    /// A version-7 header (format-spec.md, "Segment header"): the key id at 40, the checksum
+    /// over bytes 0..<44 at 44; a key id of 0 in a version-7 header is damage.
+    @Test func versionSevenSegmentHeaderCarriesTheKeyID() {
+        let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0, keyID: 0x0bd1_57d4)
+        let bytes = header.encoded()
+        #expect(hex(Array(bytes[8..<12])) == "07 00 00 00")
+        #expect(hex(Array(bytes[40..<44])) == "d4 57 d1 0b")
+        let crc = bytes.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<44]))) }
+        #expect(bytes.withUnsafeBytes { $0.u32(44) } == crc)
+        guard case .valid(let parsed) = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-7 header is not read")
+            return
+        }
+        #expect(parsed == header)
+        var noKey = bytes
+        noKey[40...43] = [0, 0, 0, 0]
+        let fixed = noKey.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<44]))) }
+        withUnsafeBytes(of: fixed.littleEndian) { for i in 0..<4 { noKey[44 + i] = $0[i] } }
+        guard case .damaged = noKey.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-7 header without a key id is not damage")
+            return
+        }
+        #expect(header.version == Format.sealedVersion)
+        #expect(SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()[8] == 6)
     }
 
     /// The spec's example entry header (format version 4).

@@ -7,10 +7,11 @@ import CaskFormat
 /// and with the values the Swift library returns.
 @Suite struct IndependentReaderTests {
 
-    func run(_ executable: String, _ arguments: [String]) throws -> (Int32, Data) {
+    func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, Data) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
@@ -31,13 +32,22 @@ import CaskFormat
         var tags: [String]?
     }
 
-    @Test func pythonReaderAndCaskLsAgree() throws {
+    /// Also with encryption on (format version 7): the reader opens every sealed value with the
+    /// key file `cask` reads too (`--key-file`, `CASK_KEY_FILE`).
+    @Test(arguments: [false, true])
+    func pythonReaderAndCaskLsAgree(encrypted: Bool) throws {
         let dir = TemporaryDirectory()
+        let keyDir = TemporaryDirectory()
+        let keyFile = keyDir.file("key")
+        try testKey(9).withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: keyFile))
+        let keyArguments = encrypted ? ["--key-file", keyFile] : []
+        let keyEnvironment = encrypted ? ["CASK_KEY_FILE": keyFile] : [:]
         var rng = SeededBytes(seed: 12)
         var values: [String: Data] = [:]
         do {
             var o = options(segmentSize: 4096)
             o.compression = .default
+            if encrypted { o.encryption = try StoreEncryption(currentKey: testKey(9)) }
             let store = try DiskStore(directory: dir.path, options: o)
             for i in 0..<400 {
                 let key = "key/\(i % 90)-ü"
@@ -89,18 +99,24 @@ import CaskFormat
         let hint = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".hint") }.sorted()[1]
         try FileManager.default.removeItem(atPath: dir.file(hint))
 
-        let (pyStatus, pyOut) = try run("/usr/bin/env", ["python3", repositoryRoot.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"])
+        let (pyStatus, pyOut) = try run("/usr/bin/env", ["python3", repositoryRoot.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"] + keyArguments)
         #expect(pyStatus == 0)
         let py = try JSONDecoder().decode([Item].self, from: pyOut)
         struct WithCRC: Decodable { var key: String; var crc32c: UInt32 }
         let crcs = try JSONDecoder().decode([WithCRC].self, from: pyOut)
 
         guard let cask = caskExecutable() else { Issue.record("cask executable not built"); return }
-        let (lsStatus, lsOut) = try run(cask, ["ls", dir.path, "--json"])
+        let (lsStatus, lsOut) = try run(cask, ["ls", dir.path, "--json"], environment: keyEnvironment)
         #expect(lsStatus == 0)
         let ls = try JSONDecoder().decode([Item].self, from: lsOut)
 
         #expect(py == ls)
+        if encrypted {
+            // Without the key both readers refuse the store (and neither prints a value).
+            let (pyRefused, pyNothing) = try run("/usr/bin/env", ["python3", repositoryRoot.appendingPathComponent("tools/caskdump.py").path, dir.path, "--json"])
+            let (lsRefused, lsNothing) = try run(cask, ["ls", dir.path, "--json"])
+            #expect(pyRefused != 0 && pyNothing.isEmpty && lsRefused == 3 && lsNothing.isEmpty)
+        }
         #expect(Set(py.map(\.key)) == Set(values.keys))
         #expect(py.contains { $0.compressed } && py.contains { !$0.compressed } && py.contains { $0.pinned } && py.contains { $0.expiryTime != nil }
                 && py.contains { $0.staleWindow && $0.compressed } && py.contains { $0.staleWindow && !$0.compressed }

@@ -167,13 +167,13 @@ import CaskFormat
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0)
         var bytes = header.encoded()
         bytes.withUnsafeMutableBytes { out in
-            out.put(UInt32(9), at: 8)
-            out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<40]))), at: 40)
+            out.put(UInt32(9), at: 8)   // versions from 7 on keep the checksum at 44
+            out.put(CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[0..<44]))), at: 44)
         }
         var file = try Data(contentsOf: URL(fileURLWithPath: segment))
         file.replaceSubrange(0..<48, with: bytes)
         try file.write(to: URL(fileURLWithPath: segment))
-        #expect(throws: CaskError.unsupportedFormatVersion(file: segment, found: 9, supported: Format.version)) {
+        #expect(throws: CaskError.unsupportedFormatVersion(file: segment, found: 9, supported: Format.newestReadableVersion)) {
             _ = try DiskStore(directory: dir.path, options: options())
         }
         // Nothing was changed by the failed open.

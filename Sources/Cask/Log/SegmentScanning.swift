@@ -9,7 +9,7 @@ extension SegmentScanner {
         } catch {
             switch error {
             case .notASegment: throw .notACaskStore(file: file)
-            case .newerVersion(let found): throw .unsupportedFormatVersion(file: file, found: found, supported: Format.version)
+            case .newerVersion(let found): throw .unsupportedFormatVersion(file: file, found: found, supported: Format.newestReadableVersion)
             }
         }
     }

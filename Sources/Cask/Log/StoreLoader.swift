@@ -177,7 +177,7 @@ struct StoreLoader {
             var header: SegmentHeader?
             switch head.withUnsafeBytes({ SegmentHeader.parse($0) }) {
             case .valid(let h): header = h
-            case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.version)
+            case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.newestReadableVersion)
             case .damaged: header = nil
             }
             if let header { try EncryptionCheck.check(header, size: size, path: path, keyring: options.keyring) }

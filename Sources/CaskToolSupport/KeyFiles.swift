@@ -1,6 +1,5 @@
 import ArgumentParser
 import Cask
-import CaskToolSupport
 import Crypto
 import Foundation
 
@@ -8,7 +7,7 @@ import Foundation
 /// separated by `:`, the current key first (previous keys after it). A key file holds the 32
 /// bytes of an AES-256 key, raw or as 64 hex digits (whitespace around them is ignored). Kept
 /// out of the command line so that a key is never in `ps` output or shell history.
-func toolEncryption() throws -> StoreEncryption? {
+package func toolEncryption() throws -> StoreEncryption? {
     guard let list = ProcessInfo.processInfo.environment["CASK_KEY_FILE"], !list.isEmpty else { return nil }
     let keys = try list.split(separator: ":").map { try readKeyFile(String($0)) }
     do {
