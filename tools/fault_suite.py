@@ -287,7 +287,7 @@ class Sequence:
             pinned = bool(info["flags"] & 2)
             if info["expiry"] and time.time() * 1000 >= info["expiry"] and not pinned:
                 continue
-            found = caskdump.value_of(info)   # (value, freshUntil); the CLI writes no cache entries
+            found = caskdump.value_of(info, self.opts.keys)   # (value, freshUntil); the CLI writes no cache entries
             if found is None:
                 problems.append(f"{info['segment']:010d}.cask:{info['offset']}: record of {key!r} fails its checks")
                 continue
