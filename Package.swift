@@ -30,6 +30,14 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        // AES-256-GCM from the system libcrypto (Debian: libssl-dev), on Linux only: a context
+        // keeps its key schedule across records (swift-crypto sets the key up for each one).
+        // Apple platforms seal with swift-crypto (CryptoKit).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Small C helpers: hardware CRC32C where the CPU has it.
         .target(name: "CCaskSupport"),
         // The on-disk format: depends on nothing above the C shims.
@@ -40,6 +48,7 @@ let package = Package(
                 "CaskFormat", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
             ]
         ),
         .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat"]),

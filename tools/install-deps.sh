@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages Cask needs when they are missing (Debian/Ubuntu): liblz4-dev to
-# build, python3-lz4 (or pip's lz4) and cryptography for the independent format reader
+# Installs the system packages Cask needs when they are missing (Debian/Ubuntu): liblz4-dev and
+# libssl-dev (AES-GCM for encryption at rest) to build, python3-lz4 (or pip's lz4) and cryptography for the independent format reader
 # tools/caskdump.py, strace,
 # and fiu-utils (fiu-run) for the fault suite tools/fault_suite.py.
 set -euo pipefail
@@ -8,6 +8,7 @@ SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 need=()
 pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev pkg-config)
+pkg-config --exists libcrypto 2>/dev/null || need+=(libssl-dev pkg-config)
 command -v strace >/dev/null || need+=(strace)
 command -v fiu-run >/dev/null || need+=(fiu-utils)
 if [ ${#need[@]} -gt 0 ]; then

@@ -177,8 +177,10 @@ struct Stats: ParsableCommand {
         print("live bytes       \(Formatting.bytes(out.liveBytes))")
         print("file bytes       \(Formatting.bytes(out.fileBytes))")
         print("dead bytes       \(Formatting.bytes(out.deadBytes))")
-        let saving = valueBytes > 0 ? 100 * (1 - Double(stored) / Double(valueBytes)) : 0
-        print("values           \(Formatting.bytes(valueBytes)) stored as \(Formatting.bytes(stored)) (compression saves \(String(format: "%.1f", saving))%)")
+        // Each sealed value carries its key id, nonce and tag (32 bytes), which LZ4 has no part in.
+        let sealing = keys.isEmpty ? 0 : 32 * items.count
+        let saving = valueBytes > 0 ? 100 * (1 - Double(stored - sealing) / Double(valueBytes)) : 0
+        print("values           \(Formatting.bytes(valueBytes)) stored as \(Formatting.bytes(stored)) (compression saves \(String(format: "%.1f", saving))%\(sealing > 0 ? ", sealing adds \(Formatting.bytes(sealing))" : ""))")
         print("index memory     \(Formatting.bytes(indexBytes))")
         print("encryption       \(keys.isEmpty ? "off" : "AES-256-GCM, key ids in use: " + keys.joined(separator: ", "))")
         if let o = items.map(\.writeDate).min(), let n = items.map(\.writeDate).max() {

@@ -7,16 +7,16 @@ import Foundation
 /// a lock.
 struct Keyring: Sendable {
     let currentID: UInt32
-    private let keys: [UInt32: SymmetricKey]
+    private let keys: [UInt32: AESGCMKey]
 
     init(_ encryption: StoreEncryption) {
         currentID = encryption.currentKeyID
-        var keys: [UInt32: SymmetricKey] = [:]
-        for key in [encryption.currentKey] + encryption.previousKeys { keys[StoreEncryption.keyID(of: key)] = key }
+        var keys: [UInt32: AESGCMKey] = [:]
+        for key in [encryption.currentKey] + encryption.previousKeys { keys[StoreEncryption.keyID(of: key)] = AESGCMKey(key) }
         self.keys = keys
     }
 
-    var currentKey: SymmetricKey { keys[currentID]! }
+    var currentKey: AESGCMKey { keys[currentID]! }
     var ids: [UInt32] { [currentID] + keys.keys.filter { $0 != currentID }.sorted() }
     func contains(_ id: UInt32) -> Bool { keys[id] != nil }
 
@@ -26,17 +26,15 @@ struct Keyring: Sendable {
     func open<R>(_ stored: UnsafeRawBufferPointer, associated: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
         guard stored.count >= Format.Seal.overhead, let key = keys[stored.u32(0)] else { return nil }
         let tagStart = stored.count - Format.Seal.tagSize
-        let plaintext: Data
-        do {
-            let box = try AES.GCM.SealedBox(
-                nonce: AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: stored[Format.Seal.keyIDSize..<Format.Seal.prefixSize])),
-                ciphertext: UnsafeRawBufferPointer(rebasing: stored[Format.Seal.prefixSize..<tagStart]),
-                tag: UnsafeRawBufferPointer(rebasing: stored[tagStart...]))
-            plaintext = try AES.GCM.open(box, using: key, authenticating: associated)
-        } catch {
-            return nil
+        let ciphertext = UnsafeRawBufferPointer(rebasing: stored[Format.Seal.prefixSize..<tagStart])
+        // On the stack when it fits, like a decompression: no malloc and free per read.
+        return withUnsafeTemporaryAllocation(byteCount: max(ciphertext.count, 1), alignment: 16) { out -> R? in
+            let plaintext = UnsafeMutableRawBufferPointer(rebasing: out[..<ciphertext.count])
+            guard key.open(ciphertext, tag: UnsafeRawBufferPointer(rebasing: stored[tagStart...]),
+                           nonce: UnsafeRawBufferPointer(rebasing: stored[Format.Seal.keyIDSize..<Format.Seal.prefixSize]),
+                           associated: associated, into: plaintext) else { return nil }
+            return body(UnsafeRawBufferPointer(plaintext))
         }
-        return plaintext.withUnsafeBytes(body)
     }
 }
 

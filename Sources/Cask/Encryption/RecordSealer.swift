@@ -9,7 +9,7 @@ import Foundation
 /// lock, a pass's by the compaction thread), so it is a value with no lock of its own.
 struct RecordSealer {
     let keyID: UInt32
-    private let key: SymmetricKey
+    private let key: AESGCMKey
     private var prefix: UInt64
     private var counter: UInt32 = 0
 
@@ -29,15 +29,12 @@ struct RecordSealer {
         out.put(prefix, at: Format.Seal.keyIDSize)
         out.put(counter, at: Format.Seal.keyIDSize + 8)
         advance()
-        let nonceBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[Format.Seal.keyIDSize..<Format.Seal.prefixSize])
+        let nonce = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[Format.Seal.keyIDSize..<Format.Seal.prefixSize])
         let associated = RecordHeader.sealedAssociatedData(UnsafeRawBufferPointer(record), keyLength: keyLength)
-        // AES-GCM with a 12-byte nonce and a 256-bit key cannot fail: the sizes are fixed here.
-        guard let nonce = try? AES.GCM.Nonce(data: nonceBytes),
-              let box = try? AES.GCM.seal(plaintext, using: key, nonce: nonce, authenticating: associated)
-        else { preconditionFailure("AES-GCM refused a 12-byte nonce and a 256-bit key") }
         let body = out.baseAddress! + Format.Seal.prefixSize
-        box.ciphertext.copyBytes(to: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count))
-        box.tag.copyBytes(to: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize))
+        key.seal(plaintext, nonce: nonce, associated: associated,
+                 ciphertext: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count),
+                 tag: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize))
     }
 
     private mutating func advance() {

@@ -1,0 +1,44 @@
+#ifndef CASK_CLIBCRYPTO_SHIM_H
+#define CASK_CLIBCRYPTO_SHIM_H
+// AES-256-GCM from the system libcrypto (OpenSSL 3; Debian: libssl-dev), with a context that
+// keeps its key schedule between records: each record only sets its nonce. Used on Linux, where
+// swift-crypto would set the key up again for every record (format-spec.md, "Sealed records").
+#include <openssl/evp.h>
+
+/// A context for `key` (32 bytes), for sealing (`encrypt` 1) or opening (0); NULL on failure.
+static inline EVP_CIPHER_CTX *cask_gcm_new(const unsigned char *key, int encrypt) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx == NULL) return NULL;
+    if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, NULL, encrypt) != 1) {
+        EVP_CIPHER_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static inline void cask_gcm_free(EVP_CIPHER_CTX *ctx) { EVP_CIPHER_CTX_free(ctx); }
+
+/// Seals `count` bytes of `in` into `out` (the same count) and writes the 16-byte tag to `tag`,
+/// authenticating `aad`; 1 on success.
+static inline int cask_gcm_seal(EVP_CIPHER_CTX *ctx, const unsigned char *nonce, const unsigned char *aad, int aadCount,
+                                const unsigned char *in, int count, unsigned char *out, unsigned char *tag) {
+    int n = 0;
+    if (EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1) return 0;
+    if (EVP_EncryptUpdate(ctx, NULL, &n, aad, aadCount) != 1) return 0;
+    if (count > 0 && EVP_EncryptUpdate(ctx, out, &n, in, count) != 1) return 0;
+    if (EVP_EncryptFinal_ex(ctx, out + count, &n) != 1) return 0;
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+}
+
+/// Opens `count` bytes of `in` into `out` if `tag` authenticates them and `aad`: 1 when it does,
+/// 0 when it does not, -1 when libcrypto failed before it could tell.
+static inline int cask_gcm_open(EVP_CIPHER_CTX *ctx, const unsigned char *nonce, const unsigned char *aad, int aadCount,
+                                const unsigned char *in, int count, const unsigned char *tag, unsigned char *out) {
+    int n = 0;
+    if (EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, nonce) != 1) return -1;
+    if (EVP_DecryptUpdate(ctx, NULL, &n, aad, aadCount) != 1) return -1;
+    if (count > 0 && EVP_DecryptUpdate(ctx, out, &n, in, count) != 1) return -1;
+    if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) != 1) return -1;
+    return EVP_DecryptFinal_ex(ctx, out + count, &n) > 0 ? 1 : 0;
+}
+#endif
