@@ -55,6 +55,26 @@ final class AESGCMKey: @unchecked Sendable {
         return opened == 1
     }
 
+    /// A context of its own for one sealer, used by one thread at a time (no pool, no lock).
+    func makeSealingContext() -> SealingContext { SealingContext(makeContext(encrypt: true)) }
+
+    /// One sealing context (`EVP_CIPHER_CTX *`), freed with its owner. Unchecked `Sendable`:
+    /// its owner (a ``RecordSealer``) uses it from one thread at a time, under the store's lock
+    /// or on the compaction thread.
+    final class SealingContext: @unchecked Sendable {
+        fileprivate let ctx: OpaquePointer
+        fileprivate init(_ ctx: OpaquePointer) { self.ctx = ctx }
+        deinit { cask_gcm_free(ctx) }
+    }
+
+    /// ``seal(_:nonce:associated:ciphertext:tag:)`` with `context`, one of this key's.
+    func seal(_ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associated: UnsafeRawBufferPointer,
+              ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer, with context: SealingContext) {
+        let sealed = cask_gcm_seal(context.ctx, bytes(nonce), bytes(associated), Int32(associated.count), bytes(plaintext), Int32(plaintext.count),
+                                   ciphertext.baseAddress?.assumingMemoryBound(to: UInt8.self), tag.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        precondition(sealed == 1, "libcrypto failed to seal with AES-256-GCM")
+    }
+
     /// Runs `body` with an idle context of `pool` (made when none is idle), then returns it.
     private func withContext(_ pool: Locked<[OpaquePointer]>, encrypt: Bool, _ body: (OpaquePointer) -> Int32) -> Int32 {
         let ctx = pool.withLock { $0.popLast() } ?? makeContext(encrypt: encrypt)
@@ -73,6 +93,15 @@ final class AESGCMKey: @unchecked Sendable {
         buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
     }
     #else
+    /// On Apple platforms a sealer needs no context of its own.
+    final class SealingContext: Sendable {}
+    func makeSealingContext() -> SealingContext { SealingContext() }
+
+    func seal(_ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associated: UnsafeRawBufferPointer,
+              ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer, with context: SealingContext) {
+        seal(plaintext, nonce: nonce, associated: associated, ciphertext: ciphertext, tag: tag)
+    }
+
     func seal(_ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associated: UnsafeRawBufferPointer,
               ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer) {
         do {

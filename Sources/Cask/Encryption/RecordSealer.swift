@@ -7,15 +7,17 @@ import Foundation
 /// after 2^32 records it draws new random bytes. One sealer per writing open and per
 /// compaction pass; each is used by one thread at a time (the log writer's under the store's
 /// lock, a pass's by the compaction thread), so it is a value with no lock of its own.
-struct RecordSealer {
+struct RecordSealer: Sendable {
     let keyID: UInt32
     private let key: AESGCMKey
+    private let context: AESGCMKey.SealingContext
     private var prefix: UInt64
     private var counter: UInt32 = 0
 
     init(keyring: Keyring) {
         keyID = keyring.currentID
         key = keyring.currentKey
+        context = key.makeSealingContext()
         prefix = UInt64.random(in: .min ... .max)
     }
 
@@ -34,7 +36,7 @@ struct RecordSealer {
         let body = out.baseAddress! + Format.Seal.prefixSize
         key.seal(plaintext, nonce: nonce, associated: associated,
                  ciphertext: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count),
-                 tag: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize))
+                 tag: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize), with: context)
     }
 
     private mutating func advance() {
