@@ -287,6 +287,41 @@ import CaskFormat
         try store.close()
     }
 
+    /// The `cask` tool reads keys from the files `CASK_KEY_FILE` names (hex or raw, current
+    /// first), refuses a store without its key and a file that is not a key with the fix, and
+    /// rotates a store's key with `compact`.
+    @Test func theCaskToolTakesKeysFromKeyFiles() throws {
+        guard let tool = caskExecutable() else { Issue.record("cask not built"); return }
+        let dir = TemporaryDirectory(), keys = TemporaryDirectory()
+        let hex = key1.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        try Data((hex + "\n").utf8).write(to: URL(fileURLWithPath: keys.file("one")))
+        try key2.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: keys.file("two")))
+        try Data("not a key".utf8).write(to: URL(fileURLWithPath: keys.file("bad")))
+        let store = dir.file("store")
+        func run(_ keyFile: String?, _ arguments: String) throws -> (Int32, String) {
+            try runShell((keyFile.map { "CASK_KEY_FILE='\($0)' " } ?? "") + "\(tool) \(arguments)")
+        }
+        #expect(try run(keys.file("one"), "put \(store) k secret").0 == 0)
+        #expect(try run(keys.file("one"), "get \(store) k") == (0, "secret"))
+        let before = try folderDigest(store).filter { $0.key != "LOCK" }
+        let none = try run(nil, "get \(store) k")
+        #expect(none.0 == 3 && none.1.contains("is encrypted") && none.1.contains("CASK_KEY_FILE"), "\(none)")
+        let wrong = try run(keys.file("two"), "put \(store) k other")
+        #expect(wrong.0 == 3 && wrong.1.contains("none of the keys given"), "\(wrong)")
+        let bad = try run(keys.file("bad"), "get \(store) k")
+        #expect(bad.0 == 64 && bad.1.contains("is not a key") && bad.1.contains(keys.file("bad")), "\(bad)")
+        let missing = try run(keys.file("gone"), "get \(store) k")
+        #expect(missing.0 == 64 && missing.1.contains("cannot read the key file"), "\(missing)")
+        #expect(try folderDigest(store).filter { $0.key != "LOCK" } == before, "a refused command changed the store")
+        // Rotation: key two current, key one previous; compact re-seals; key two alone reads it.
+        #expect(try run("\(keys.file("two")):\(keys.file("one"))", "compact \(store)").0 == 0)
+        let stats = try run(keys.file("two"), "stats \(store) --json")
+        #expect(stats.0 == 0 && stats.1.contains(StoreEncryption.keyIDText(StoreEncryption.keyID(of: key2))), "\(stats)")
+        #expect(!stats.1.contains(StoreEncryption.keyIDText(StoreEncryption.keyID(of: key1))), "\(stats)")
+        #expect(try run(keys.file("two"), "get \(store) k") == (0, "secret"))
+        #expect(try run(keys.file("two"), "verify \(store)").0 == 0)
+    }
+
     @Test func keysMustBe256BitsAndDistinct() {
         #expect(throws: CaskError.self) { try StoreEncryption(currentKey: SymmetricKey(size: .bits128)) }
         #expect(throws: CaskError.self) { try StoreEncryption(currentKey: key1, previousKeys: [key1]) }
