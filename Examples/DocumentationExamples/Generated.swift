@@ -8,7 +8,7 @@ import CaskTesting
 import Crypto
 import Foundation
 
-// README.md, line 39
+// README.md, line 41
 func example_README_1() throws {
     struct User: Codable, Sendable {
         var id: Int
@@ -33,7 +33,7 @@ func example_README_1() throws {
     try store.close()
 }
 
-// README.md, line 70
+// README.md, line 72
 func example_README_2() async throws {
     struct Profile: Codable, Sendable { var name: String }
     let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
@@ -253,7 +253,7 @@ func example_Security_1() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 63
+// Sources/Cask/Cask.docc/Security.md, line 62
 func example_Security_2() throws {
     func openEncrypted(at folder: String, keyFile: String) throws -> DiskStore {
         // 32 bytes the app keeps outside the store: a secrets manager, the Keychain, a file only
@@ -265,7 +265,7 @@ func example_Security_2() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 110
+// Sources/Cask/Cask.docc/Security.md, line 111
 func example_Security_3() throws {
     func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
         var options = StoreOptions()

@@ -95,6 +95,26 @@ import CaskFormat
         try reopened.close()
     }
 
+    /// The index's expiry comes from hint files or the snapshot, which are not sealed: when it
+    /// disagrees with the sealed record's (an expiry taken off in a hint), the read is damage,
+    /// never the value past its TTL.
+    @Test func anExpiryTheRecordDoesNotHaveIsDamage() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: try encryptedOptions(key1))
+        try store.setValue(Data("short-lived".utf8), forKey: "k", timeToLive: .seconds(60))
+        store.state.withLock { s in
+            "k".utf8.withContiguousStorageIfAvailable { key in
+                let e = s.index.entry(forKey: UnsafeRawBufferPointer(key))!
+                let forged = IndexEntry(segment: e.segment, offset: e.offset, storedLength: e.storedLength, sequence: e.sequence,
+                                        expiry: 0, accessTime: e.accessTime, flags: e.flags, keyLength: e.keyLength)
+                _ = s.install(forged, forKey: UnsafeRawBufferPointer(key))
+            }
+        }
+        #expect(try store.value(forKey: "k") == nil)
+        #expect(store.statistics.corruptRecords == 1)
+        try store.close()
+    }
+
     /// Two records' sealed values swapped between keys (checksums fixed): both are damage.
     @Test func sealedValuesSwappedBetweenKeysAreDamage() throws {
         let dir = TemporaryDirectory()

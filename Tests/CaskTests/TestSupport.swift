@@ -4,7 +4,6 @@ import Testing
 @testable import Cask
 import CaskFormat
 import CaskTesting
-import Crypto
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -373,53 +372,4 @@ func eventually(within seconds: Double, _ condition: () async throws -> Bool) as
         try? await Task.sleep(for: .milliseconds(5))
     }
     return true
-}
-
-// MARK: Encryption at rest
-
-/// A fixed 256-bit key made from `seed`, so that a failing test can be re-run with its key.
-func testKey(_ seed: UInt8) -> SymmetricKey {
-    SymmetricKey(data: (0..<32).map { UInt8(truncatingIfNeeded: Int($0) * 31 + Int(seed)) })
-}
-
-/// Test options with encryption on: `current` seals, `previous` keys may still open.
-func encryptedOptions(_ current: SymmetricKey, previous: [SymmetricKey] = [], segmentSize: Int = 64 << 20) throws -> StoreOptions {
-    var o = options(segmentSize: segmentSize)
-    o.encryption = try StoreEncryption(currentKey: current, previousKeys: previous)
-    return o
-}
-
-/// Changes the record of `segment` at `offset` with `change` (given its bytes from the header
-/// on) and recomputes its checksum: what someone who can write the files, but has no key, can do.
-func tamperRecord(_ segment: String, at offset: Int, _ change: (inout [UInt8]) -> Void) throws {
-    var file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
-    let size = recordSize(file, at: offset)
-    var record = Array(file[offset..<(offset + size)])
-    change(&record)
-    resealChecksum(&record)
-    file.replaceSubrange(offset..<(offset + size), with: record)
-    try Data(file).write(to: URL(fileURLWithPath: segment))
-}
-
-/// The size of the record at `offset` in a segment's bytes, from its header.
-func recordSize(_ file: [UInt8], at offset: Int) -> Int {
-    file.withUnsafeBytes { raw in
-        Format.recordHeaderSize + Int(raw.u16(offset + Format.recordKeyLengthOffset)) + Int(raw.u32(offset + 32))
-    }
-}
-
-/// Writes a record's checksum for its current bytes (format-spec.md, "Record").
-func resealChecksum(_ record: inout [UInt8]) {
-    let crc = record.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...]))) }
-    withUnsafeBytes(of: crc.littleEndian) { record.replaceSubrange(0..<4, with: $0) }
-}
-
-/// A SHA-256 of every file in `path`, by name: to show that a refused open changed nothing.
-func folderDigest(_ path: String) throws -> [String: String] {
-    var result: [String: String] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: path) {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path + "/" + name))
-        result[name] = SHA256.hash(data: data).description
-    }
-    return result
 }

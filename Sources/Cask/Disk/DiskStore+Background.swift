@@ -51,10 +51,12 @@ extension DiskStore {
     /// Whether the compaction thread must look at its next interval: some item can expire or
     /// age out, a sealed segment gained dead bytes since it last looked, or the active segment
     /// holds enough dead bytes to be sealed once the store goes idle
-    /// (``StoreState/activeIsWorthSealing``).
+    /// (``StoreState/activeIsWorthSealing``), or a segment is sealed under a previous key
+    /// (rotation: compaction re-seals it). O(segments) for the last.
     var needsCompactionCheck: Bool {
         state.withLock { s in
-            !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew || s.activeIsWorthSealing)
+            !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew || s.activeIsWorthSealing
+                || s.usage.values.contains { $0.keyID != 0 && $0.keyID != s.options.writtenKeyID })
         }
     }
 

@@ -163,6 +163,9 @@ extension DiskStore {
                                    _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
         guard case .record(let h) = RecordCodec.decode(bytes, at: 0), h.kind == .value,
               h.sequence == entry.sequence, h.encodedSize == bytes.count else { return nil }
+        // A sealed record's expiry is authenticated; the index's came from a hint file or the
+        // snapshot, which are not: they must agree, or the item could outlive its TTL.
+        if h.isSealed && IndexEntry.indexExpiry(h.expiry) != entry.expiry { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
         return ValueCodec.decode(bytes, of: h, keyring: keyring, body)
@@ -252,7 +255,6 @@ public struct SegmentInfo: Sendable, Equatable {
 }
 
 extension DiskStore {
-    /// Every segment, in id order.
     /// The ids of the encryption keys the store's segments are sealed with, sorted; empty for a
     /// store without encryption. A previous key whose id is no longer listed (after rotation by
     /// compaction) can be dropped from ``StoreEncryption/previousKeys``. O(segments).
@@ -260,6 +262,7 @@ extension DiskStore {
         state.withLock { s in Set(s.usage.values.map(\.keyID)).subtracting([0]).sorted() }
     }
 
+    /// Every segment, in id order.
     public func segmentInfo() -> [SegmentInfo] {
         state.withLock { s in
             s.usage.keys.sorted().map { id in

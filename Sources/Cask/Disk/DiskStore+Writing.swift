@@ -21,7 +21,8 @@ extension DiskStore {
         let expiry = Self.expiry(now: now, timeToLive: timeToLive)
         return try ValueCodec.encode(value, entry: entry, policy: options.compression) { stored, codecFlags, originalLength throws(CaskError) in
             if let budget = options.itemByteBudget {
-                let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count)
+                let sealing = options.keyring == nil ? 0 : Format.Seal.overhead
+                let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count + sealing)
                 guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
             }
             let record = Record(stored: stored, originalLength: originalLength,

@@ -5,6 +5,14 @@ import CaskFormat
 /// keyring, and an encrypted store holds no unsealed segment with records. A refusal changes
 /// nothing.
 enum EncryptionCheck {
+    /// Throws unless every segment of `loaded` with an intact header can be read with `keyring`
+    /// (a damaged header names no key: its records are checked as they are read).
+    static func check(_ loaded: [StoreLoader.Loaded], keyring: Keyring?) throws(CaskError) {
+        for segment in loaded {
+            if let header = segment.header { try check(header, size: segment.size, path: segment.file.path, keyring: keyring) }
+        }
+    }
+
     /// Throws unless `header` (of the segment at `path`, `size` bytes) can be read with
     /// `keyring` (nil: encryption off).
     static func check(_ header: SegmentHeader, size: Int64, path: String, keyring: Keyring?) throws(CaskError) {

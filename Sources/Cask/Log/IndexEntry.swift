@@ -45,6 +45,9 @@ struct IndexEntry: Sendable, Equatable {
     }
 
     @inline(__always)
+    /// A record's expiry as the index keeps it (clamped to 48 bits).
+    static func indexExpiry(_ milliseconds: Int64) -> Int64 { clamped(milliseconds) }
+
     private static func clamped(_ milliseconds: Int64) -> Int64 {
         min(max(0, milliseconds), maximumTime)
     }

@@ -87,6 +87,8 @@ struct StoreLoader {
         let (listing, opened) = (snapshot.listing, snapshot.opened)
         let restored = listing.names.contains(IndexSnapshot.fileName)
             ? try IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs) : nil
+        // Before anything is removed: a refused open changes nothing.
+        try EncryptionCheck.check(Self.notCleared(opened), keyring: options.keyring)
         try removeLeftovers(listing)
         if let restored { return try start(from: restored, listing: listing, opened: opened) }
         index = KeyIndex(capacity: try expectedEntries(listing))
@@ -180,11 +182,17 @@ struct StoreLoader {
             case .newerVersion(let v): throw .unsupportedFormatVersion(file: path, found: v, supported: Format.newestReadableVersion)
             case .damaged: header = nil
             }
-            if let header { try EncryptionCheck.check(header, size: size, path: path, keyring: options.keyring) }
             let version = header == nil ? 0 : head.withUnsafeBytes { $0.u32(8) }
             loaded.append(Loaded(file: file, header: header, size: size, version: version))
         }
         return loaded
+    }
+
+    /// The segments a segment that clears older ones (`removeAll`) leaves alive: it and those
+    /// after it.
+    static func notCleared(_ loaded: [Loaded]) -> [Loaded] {
+        guard let epoch = loaded.last(where: { $0.header?.clearsOlder == true })?.file.id else { return loaded }
+        return loaded.filter { $0.file.id >= epoch }
     }
 
     /// Step 2: a segment that clears older ones (`removeAll`) makes every lower id dead.

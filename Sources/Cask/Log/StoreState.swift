@@ -164,6 +164,10 @@ struct StoreState: Sendable {
             sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind,
             flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
             storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
+        // The seal's 32 bytes must fit the format's limit too (maximumValueSize may be 1 GiB).
+        guard header.storedLength <= Format.maximumValueLength else {
+            throw .valueTooLarge(size: originalLength, maximum: Format.maximumValueLength - Format.Seal.overhead)
+        }
         let offset = sealed ? try writer.append(header, key: key, sealing: stored, with: &sealer!)
                             : try writer.append(header, key: key, value: stored)
         let size = Int64(header.encodedSize)

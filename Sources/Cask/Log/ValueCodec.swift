@@ -3,8 +3,8 @@ import CaskFormat
 /// The one place a value becomes the bytes its record stores, and back (format-spec.md,
 /// "Record" and "Entry header"): a cache entry's header (its fresh period and tags) goes in
 /// front of the app's bytes, then the whole is LZ4-compressed when the ``CompressionPolicy``
-/// asks for it and it saves enough. Writes, reads and `cask verify` all go through it (and
-/// encryption at rest would too). Pure functions over caller-owned buffers; no I/O.
+/// asks for it and it saves enough. Writes, reads and `cask verify` all go through it; a
+/// sealed value is opened here (``Keyring``) and sealed as it is appended (``RecordSealer``). Pure functions over caller-owned buffers; no I/O.
 enum ValueCodec {
     /// Calls `body` with what a record stores for `value` (with `entry`'s header in front when
     /// it is a cache entry, compressed per `policy`), the record flags that says so
