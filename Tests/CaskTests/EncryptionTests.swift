@@ -342,6 +342,24 @@ import CaskFormat
         #expect(try run(keys.file("two"), "verify \(store)").0 == 0)
     }
 
+    /// An idle store opened with a new current key is re-sealed by background compaction alone.
+    @Test func backgroundCompactionRotatesAnIdleStore() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try DiskStore(directory: dir.path, options: try encryptedOptions(key1, segmentSize: 4096))
+            for i in 0..<80 { try store.setValue(Data("v\(i)".utf8), forKey: "k\(i % 40)") }
+            try store.close()
+        }
+        var o = try encryptedOptions(key2, previous: [key1], segmentSize: 4096)
+        o.compaction.isAutomatic = true
+        o.compaction.checkInterval = .milliseconds(20)
+        let store = try DiskStore(directory: dir.path, options: o)
+        let key2ID = StoreEncryption.keyID(of: key2)
+        #expect(waitUntil(30) { store.encryptionKeysInUse == [key2ID] }, "\(store.encryptionKeysInUse)")
+        for i in 40..<80 { #expect(try store.value(forKey: "k\(i % 40)") == Data("v\(i)".utf8)) }
+        try store.close()
+    }
+
     @Test func keysMustBe256BitsAndDistinct() {
         #expect(throws: CaskError.self) { try StoreEncryption(currentKey: SymmetricKey(size: .bits128)) }
         #expect(throws: CaskError.self) { try StoreEncryption(currentKey: key1, previousKeys: [key1]) }

@@ -6,9 +6,11 @@ import Foundation
 /// With encryption on, every value a store writes is sealed with AES-256-GCM under the
 /// ``currentKey`` before it reaches the disk: the app's bytes, the cache entry header (fresh
 /// period, tags), after compression. The seal is bound to the record (its key, sequence number,
-/// expiry, flags and lengths), so a value moved to another key, replayed as an older version or
-/// given another expiry fails to open and is handled as damage, never returned. Keys, sizes and
-/// times stay readable to whoever can read the files (DocC: "Security").
+/// expiry, flags and lengths), so a sealed value moved to another key, replayed with a newer
+/// sequence number or given another expiry fails to open and is handled as damage, never
+/// returned. Keys, sizes and times stay readable to whoever can read the files, and tombstones,
+/// pin records, hint files and the index snapshot are not sealed yet: DocC "Security" lists what
+/// someone who can write the files can still do.
 ///
 /// The keys come from the app (a secrets manager, the Keychain, an environment the operator
 /// controls); Cask never writes them. Each key is named on disk by its ``keyID(of:)``.
