@@ -1,6 +1,7 @@
 import ArgumentParser
 import Cask
 import CaskToolSupport
+import Crypto
 import Foundation
 import CaskBaselines
 
@@ -22,6 +23,7 @@ struct Churn: ParsableCommand {
     @Option(help: "limits.liveRatio (the store's default when absent).") var liveRatio: Double?
     @Option(help: "Churn the store in this folder and keep it (for timing its open: cask-harness footprint).") var keep: String?
     @Option(help: "Give every put this time to live, in seconds (items then expire, and the compaction thread sweeps them).") var ttl: Int?
+    @Flag(help: "Encryption at rest on (AES-256-GCM, a random key), to time sealing at steady state.") var encrypt = false
 
     func validate() throws {
         try ArgumentValues.count(count, option: "--count", minimum: 1)
@@ -38,6 +40,7 @@ struct Churn: ParsableCommand {
         options.limits.byteLimit = byteLimit
         if let segmentSize { options.segmentSize = segmentSize }
         if let liveRatio { options.limits.liveRatio = liveRatio }
+        if encrypt { options.encryption = try withStoreErrors { try StoreEncryption(currentKey: SymmetricKey(size: .bits256)) } }
         let keys = (0..<count).map { i in "k" + String(repeating: "0", count: 15 - String(i).count) + String(i) }
         let values = Self.values(size: valueSize)
         try withStoreErrors {
