@@ -41,4 +41,29 @@ static inline int cask_gcm_open(EVP_CIPHER_CTX *ctx, const unsigned char *nonce,
     if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag) != 1) return -1;
     return EVP_DecryptFinal_ex(ctx, out + count, &n) > 0 ? 1 : 0;
 }
+/// Starts a GMAC (AES-GCM authenticating `aad` only, no ciphertext) under `nonce` (12 bytes):
+/// the file seal of hint files and the index snapshot (format-spec.md, "File seals"). 1 on success.
+static inline int cask_gmac_begin(EVP_CIPHER_CTX *ctx, const unsigned char *nonce) {
+    return EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, nonce) == 1;
+}
+
+/// Adds `count` bytes to a GMAC begun with `cask_gmac_begin`, in pieces of at most 1 GiB.
+static inline int cask_gmac_update(EVP_CIPHER_CTX *ctx, const unsigned char *data, size_t count) {
+    int n = 0;
+    while (count > 0) {
+        int piece = count > (1u << 30) ? (1 << 30) : (int)count;
+        if (EVP_EncryptUpdate(ctx, NULL, &n, data, piece) != 1) return 0;
+        data += piece;
+        count -= (size_t)piece;
+    }
+    return 1;
+}
+
+/// Ends a GMAC and writes its 16-byte tag; 1 on success.
+static inline int cask_gmac_finish(EVP_CIPHER_CTX *ctx, unsigned char *tag) {
+    unsigned char none[16];
+    int n = 0;
+    if (EVP_EncryptFinal_ex(ctx, none, &n) != 1) return 0;
+    return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+}
 #endif

@@ -42,6 +42,20 @@ package enum Format {
         package static let overhead = prefixSize + tagSize
     }
 
+    /// The seal a store with encryption on appends to its hint files and index snapshot
+    /// (format-spec.md, "File seals"): key id, 8 random bytes (the nonces' first 8), one 16-byte
+    /// GMAC tag per section, end magic.
+    package enum FileSeal {
+        package static let baseSize = 8
+        package static let tagSize = 16
+        /// "HSEL", after a hint file's trailer.
+        package static let hintMagic: UInt32 = 0x4C45_5348
+        /// "ISEL", after an index snapshot's trailer.
+        package static let indexMagic: UInt32 = 0x4C45_5349
+        /// The seal's size for `sections` sections.
+        package static func size(sections: Int) -> Int { Seal.keyIDSize + baseSize + sections * tagSize + 4 }
+    }
+
     /// Longest key, in UTF-8 bytes.
     package static let maximumKeyLength = 1024
     /// Largest value the format can hold (bytes); LZ4's own input limit is a little above it.

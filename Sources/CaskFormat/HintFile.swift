@@ -151,7 +151,9 @@ package enum HintFile {
     }
 
     private static func entryProblem(_ e: HintEntry, at o: Int) -> Failure? {
-        if e.kind == .pin && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.pinned != 0) {
+        // A sealed pin record (format version 7) stores its seal alone: 32 bytes.
+        if e.kind == .pin && (e.storedLength != 0 && e.storedLength != Format.Seal.overhead || e.originalLength != 0
+                              || e.flags & ~Format.RecordFlag.pinned != 0) {
             return .invalid("pin entry at \(o) with a value or flags other than pinned")
         }
         if e.kind == .removal && (e.storedLength != 0 || e.originalLength != 0 || e.flags & ~Format.RecordFlag.tagged != 0 || e.expiry != 0) {

@@ -145,8 +145,11 @@ package enum RecordCodec {
         case .tombstone:
             if stored != 0 || original != 0 || flags != 0 { return "tombstone with a value or flags" }
         case .pin:
-            if stored != 0 || original != 0 || flags & ~Format.RecordFlag.pinned != 0 {
-                return "pin record with a value or flags other than pinned"
+            // Sealed (format version 7): an empty plaintext, so the seal's 32 bytes alone.
+            let sealed = flags & Format.RecordFlag.sealed != 0
+            if stored != (sealed ? Format.Seal.overhead : 0) || original != 0
+                || flags & ~(Format.RecordFlag.pinned | Format.RecordFlag.sealed) != 0 {
+                return "pin record with a value or flags other than pinned and sealed"
             }
         case .removal:
             if stored != 0 || original != 0 || flags & ~Format.RecordFlag.tagged != 0 { return "removal record with a value or flags" }

@@ -13,8 +13,8 @@ extension DiskStore {
                     // A hint must not outlive its segment's records: written once they are
                     // durable (a failed sync is reported by the flush thread, which saw it first).
                     try hint.after?.sync()
-                    var made = hint.encoded()
-                    if made == nil { made = try Self.scannedHint(of: id, in: state) }
+                    var made = hint.encoded().map { HintSeal.sealed($0, keyring: options.keyring) }
+                    if made == nil { made = try Self.scannedHint(of: id, in: state, keyring: options.keyring) }
                     guard let bytes = made else { continue }
                     try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
                     state.withLock { s in
@@ -32,8 +32,8 @@ FileNames.join(directory, FileNames.hint(id))) }
 
     /// The hint of sealed segment `id`, made by scanning it (outside the lock: a sealed segment
     /// does not change); nil when it is gone or damaged.
-    private static func scannedHint(of id: UInt32, in state: StoreStateLock) throws(CaskError) -> [UInt8]? {
+    private static func scannedHint(of id: UInt32, in state: StoreStateLock, keyring: Keyring?) throws(CaskError) -> [UInt8]? {
         guard let file = state.withLock({ $0.segments[id] }) else { return nil }
-        return try StoreState.scannedHint(of: file) { _, _ in nil }
+        return try StoreState.scannedHint(of: file, keyring: keyring) { _, _ in nil }
     }
 }

@@ -83,7 +83,7 @@ final class AESGCMKey: @unchecked Sendable {
         return result
     }
 
-    private func makeContext(encrypt: Bool) -> OpaquePointer {
+    func makeContext(encrypt: Bool) -> OpaquePointer {
         let ctx = key.withUnsafeBytes { cask_gcm_new($0.baseAddress!.assumingMemoryBound(to: UInt8.self), encrypt ? 1 : 0) }
         guard let ctx else { preconditionFailure("libcrypto could not make an AES-256-GCM context (out of memory)") }
         return ctx

@@ -8,15 +8,32 @@ import Foundation
 struct Keyring: Sendable {
     let currentID: UInt32
     private let keys: [UInt32: AESGCMKey]
+    /// The file-seal key derived from each key, by the key's id (``FileSealer``).
+    private let fileSealKeys: [UInt32: AESGCMKey]
 
     init(_ encryption: StoreEncryption) {
         currentID = encryption.currentKeyID
         var keys: [UInt32: AESGCMKey] = [:]
-        for key in [encryption.currentKey] + encryption.previousKeys { keys[StoreEncryption.keyID(of: key)] = AESGCMKey(key) }
+        var fileSealKeys: [UInt32: AESGCMKey] = [:]
+        for key in [encryption.currentKey] + encryption.previousKeys {
+            let id = StoreEncryption.keyID(of: key)
+            keys[id] = AESGCMKey(key)
+            fileSealKeys[id] = AESGCMKey(Self.fileSealKey(of: key))
+        }
         self.keys = keys
+        self.fileSealKeys = fileSealKeys
     }
 
     var currentKey: AESGCMKey { keys[currentID]! }
+    var currentFileSealKey: AESGCMKey { fileSealKeys[currentID]! }
+    func fileSealKey(_ id: UInt32) -> AESGCMKey? { fileSealKeys[id] }
+
+    /// The key that seals hint files and the index snapshot under `key` (format-spec.md, "File
+    /// seals"): HMAC-SHA256(key, "cask file seal"), so that no nonce of a record's seal is ever
+    /// used with it.
+    static func fileSealKey(of key: SymmetricKey) -> SymmetricKey {
+        SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("cask file seal".utf8), using: key))
+    }
     var ids: [UInt32] { [currentID] + keys.keys.filter { $0 != currentID }.sorted() }
     func contains(_ id: UInt32) -> Bool { keys[id] != nil }
 
@@ -35,6 +52,19 @@ struct Keyring: Sendable {
                            associated: associated, into: plaintext) else { return nil }
             return body(UnsafeRawBufferPointer(plaintext))
         }
+    }
+}
+
+extension Keyring {
+    /// Whether the record at `offset` of `segment` (whose header is `header`, already checked
+    /// against the format's rules and its checksum) is sealed under a key of the ring and its
+    /// seal holds. Scans use it for pin records (format-spec.md, "Sealed records"), whose
+    /// plaintext is empty: open applies no pin record that fails it.
+    func authenticates(_ header: RecordHeader, in segment: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        guard header.isSealed else { return false }
+        let record = UnsafeRawBufferPointer(rebasing: segment[offset..<(offset + header.encodedSize)])
+        let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + header.keyLength)...])
+        return open(stored, associated: RecordHeader.sealedAssociatedData(record, keyLength: header.keyLength)) { _ in true } ?? false
     }
 }
 

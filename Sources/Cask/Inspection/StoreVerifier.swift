@@ -134,7 +134,9 @@ public struct StoreVerifier: Sendable {
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 records += 1
-                if let message = valueProblem(h, at: offset, in: raw) {
+                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset) {
+                    problems.append(Problem(file: path, offset: Int64(offset), message: "pin record fails authentication (unsealed, under an unknown key, or changed); open does not apply it"))
+                } else if let message = valueProblem(h, at: offset, in: raw) {
                     problems.append(Problem(file: path, offset: Int64(offset), message: message))
                 }
             }
@@ -226,7 +228,11 @@ public struct StoreVerifier: Sendable {
             do throws(CaskError) { handle = try fs.open(path, mode: .read) } catch .io(_, _, ENOENT) { continue }
             report.hintFiles += 1
             defer { fs.close(handle) }
-            let bytes = try fs.readWholeFile(handle)
+            var bytes = try fs.readWholeFile(handle)
+            if let problem = HintSeal.open(&bytes, keyring: keyring) {
+                report.problems.append(Problem(file: path, offset: 0, message: "hint file not used (\(problem)); open will scan its segment"))
+                continue
+            }
             let failure = bytes.withUnsafeBytes { HintFile.parse($0, segmentID: UInt64(id), segmentSize: UInt64(sizes[id] ?? 0)) { _, _ in } }
             if case .invalid(let reason) = failure {
                 report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))

@@ -200,7 +200,7 @@ struct Compactor {
             CrashPoint.compactionOutputWritten.reach()
             try writer.sync()
             try cancellation?.check()
-            let hint = writer.hintFile()
+            let hint = HintSeal.sealed(writer.hintFile(), keyring: options.keyring)
             try StoreFiles.writeAtomically(hint, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
             // Records that made input records dead (overwrites, removes, evictions) were appended
             // before the liveness check: make them durable before the inputs can go, or a crash

@@ -11,14 +11,24 @@ extension IndexSnapshot {
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when a read of the snapshot or of a
     ///   segment's tail fails: a failed read is never taken for a stale snapshot or for damage
     ///   (format-spec.md, "A failed read is never damage"), and nothing has changed.
-    static func load(from directory: String, segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem) throws(CaskError) -> Restored? {
+    /// With `keyring` (encryption on) the snapshot is used only when its seal holds for every
+    /// section (format-spec.md, "File seals"), and not at all when a segment's tail changed.
+    static func load(from directory: String, segments: [(file: SegmentFile, size: Int64)], fs: any CaskFileSystem,
+                     keyring: Keyring?) throws(CaskError) -> Restored? {
         guard let handle = try fs.openIfPresent(FileNames.join(directory, fileName)) else { return nil }
         defer { fs.close(handle) }
+        var seal: Seal?
+        if let keyring {
+            guard let found = try Seal.read(handle, fs: fs, keyring: keyring) else { return nil }
+            seal = found
+        }
         var input = SnapshotInput(handle: handle, fs: fs)
+        input.mac = seal?.sealer.stream(section: 0)
         guard let header = try input.header(), header.segments == segments.count,
-              try fs.size(handle) == Int64(header.fileSize),
-              let marks = try input.marks(count: header.segments), let changed = try changedTails(marks, segments, fs: fs),
-              let s = try readSections(header, marks: marks, after: input),
+              try fs.size(handle) == Int64(header.fileSize + (seal == nil ? 0 : Seal.size)),
+              let marks = try input.marks(count: header.segments), seal?.holds(section: 0, input.mac) ?? true,
+              let changed = try changedTails(marks, segments, fs: fs), changed.isEmpty || keyring == nil,
+              let s = try readSections(header, marks: marks, after: input, seal: seal),
               // The parts are a temporary: the index holds them alone (a change copies nothing).
               let index = s.takeIndexParts().flatMap({ KeyIndex(restoring: $0.entries, expiries: $0.expiries, keys: $0.keys, slots: s.slots, seed: header.seed) }),
               let pins = decodePins(s.pinBytes, count: header.pins, in: marks) else { return nil }
@@ -34,26 +44,32 @@ extension IndexSnapshot {
     /// the file overlaps decoding it; nil unless every read completes and the trailer holds the
     /// checksum of the whole file (the parts' checksums combined, in file order). Throws the
     /// first failed read of either thread.
-    private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput) throws(CaskError) -> SectionReads? {
+    private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput, seal: Seal?) throws(CaskError) -> SectionReads? {
         let slotsLength = header.slots * slotSize, entriesLength = header.entries * entrySize
         let restLength = header.keyBytes + header.pins * pinSize + header.pinKeyBytes
         let slotsAt = prefix.position, entriesAt = slotsAt + Int64(slotsLength)
         let restAt = entriesAt + Int64(entriesLength), trailerAt = restAt + Int64(restLength)
         let reads = SectionReads()
+        let (handle, fs) = (prefix.handle, prefix.fs)
         DispatchQueue.concurrentPerform(iterations: 2) { part in
             do throws(CaskError) {
                 if part == 0 {
-                    var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: entriesAt)
+                    var input = SnapshotInput(handle: handle, fs: fs, at: entriesAt)
+                    input.mac = seal?.sealer.stream(section: 2)
                     reads.entryResult = try input.entries(count: header.entries, in: marks)
                     reads.entryChecksum = input.checksum
+                    reads.sealHolds[0] = seal?.holds(section: 2, input.mac) ?? true
                 } else {
-                    var input = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: slotsAt)
+                    var input = SnapshotInput(handle: handle, fs: fs, at: slotsAt)
+                    input.mac = seal?.sealer.stream(section: 1)
                     reads.slotResult = try input.slots(count: header.slots)
                     reads.slotChecksum = input.checksum
-                    var rest = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: restAt)
+                    var rest = SnapshotInput(handle: handle, fs: fs, at: restAt)
+                    rest.mac = seal?.sealer.stream(section: 3)
                     reads.keyResult = try rest.chunkedBytes(count: header.keyBytes)
                     reads.pinResult = try rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
                     reads.restChecksum = rest.checksum
+                    reads.sealHolds[1] = (seal?.holds(section: 1, input.mac) ?? true) && (seal?.holds(section: 3, rest.mac) ?? true)
                 }
             } catch {
                 reads.failures[part] = error
@@ -65,7 +81,7 @@ extension IndexSnapshot {
             whole = CRC32C.combine(whole, sum, secondLength: length)
         }
         var trailer = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: trailerAt)
-        guard reads.isComplete, try trailer.trailerHolds(checksum: whole) else { return nil }
+        guard reads.isComplete, reads.sealHolds == [true, true], try trailer.trailerHolds(checksum: whole) else { return nil }
         return reads
     }
 
@@ -167,6 +183,8 @@ private final class SectionReads: @unchecked Sendable {
     var pinResult: [UInt8]?
     /// A failed read of either thread (index: the part).
     var failures: [CaskError?] = [nil, nil]
+    /// Whether the seal holds for the sections each thread read (true without encryption).
+    var sealHolds = [false, false]
     var slotChecksum: UInt32 = 0
     var entryChecksum: UInt32 = 0
     /// Of the keys and the pin records (one run of the file).
@@ -182,6 +200,40 @@ private final class SectionReads: @unchecked Sendable {
         return (entries, expiries, keys)
     }
     var pinBytes: [UInt8] { pinResult ?? [] }
+}
+
+extension IndexSnapshot {
+    /// The seal at the end of a snapshot of a store with encryption on (format-spec.md, "File
+    /// seals"): a GMAC tag for each of its four sections (header and marks, slots, entries,
+    /// keys and pin records).
+    struct Seal: Sendable {
+        static let sections = 4
+        static let size = Format.FileSeal.size(sections: sections)
+        let sealer: FileSealer
+        let tags: [[UInt8]]
+
+        /// The seal that ends the file; nil when there is none or it names a key not in the ring.
+        static func read(_ handle: CaskFileHandle, fs: any CaskFileSystem, keyring: Keyring) throws(CaskError) -> Seal? {
+            let fileSize = try fs.size(handle)
+            guard fileSize >= Int64(size) else { return nil }
+            var bytes = [UInt8](repeating: 0, count: size)
+            var complete = false
+            var failure: CaskError?
+            bytes.withUnsafeMutableBytes { raw in
+                do throws(CaskError) { complete = try fs.readExactly(handle, into: raw, at: fileSize - Int64(size)) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            guard complete, let seal = bytes.withUnsafeBytes({ FileSealer.decode($0, sections: sections, magic: Format.FileSeal.indexMagic) }),
+                  let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else { return nil }
+            return Seal(sealer: sealer, tags: seal.tags)
+        }
+
+        /// Whether `mac`, fed section `section` as it was read, ends with that section's tag.
+        func holds(section: Int, _ mac: GMACStream?) -> Bool {
+            guard let mac else { return false }
+            return FileSealer.same(mac.finish(), tags[section])
+        }
+    }
 }
 
 /// Segment sizes by id for checking entries, which come in runs of one segment: the last

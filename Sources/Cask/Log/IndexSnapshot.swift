@@ -84,19 +84,22 @@ enum IndexSnapshot {
 extension IndexSnapshot {
     /// Writes the snapshot of `index` over the segments `marks`: a temporary file, renamed over
     /// ``fileName`` (no sync, see the type's documentation). Streams through a 1 MiB buffer.
+    /// With `keyring` (encryption on) the snapshot ends with a seal over its four sections
+    /// (format-spec.md, "File seals").
     static func write(index: KeyIndex, pins: [[UInt8]: PinRecordLocation], maximumSequence: UInt64,
-                      marks: [SegmentMark], in directory: String, fs: any CaskFileSystem) throws(CaskError) {
+                      marks: [SegmentMark], in directory: String, fs: any CaskFileSystem, keyring: Keyring?) throws(CaskError) {
         let path = FileNames.join(directory, fileName)
         let temporary = path + FileNames.temporarySuffix
         let handle = try fs.open(temporary, mode: .createTruncate)
         do throws(CaskError) {
-            var out = SnapshotOutput(handle: handle, fs: fs)
+            var out = SnapshotOutput(handle: handle, fs: fs, sealer: keyring.map(FileSealer.init))
             let table = index.table
             let header = Header(segments: marks.count, entries: index.count, keyBytes: index.liveKeyBytes,
                                 pins: pins.count, pinKeyBytes: pins.keys.reduce(0) { $0 + $1.count },
                                 maximumSequence: maximumSequence, seed: table.seed, slots: table.slots.count)
             try out.reserve(headerSize) { encode(header, into: $0) }
             for m in marks { try out.reserve(markSize) { encode(m, into: $0) } }
+            try out.beginSection(1)
             try table.slots.withUnsafeBufferPointer { slots throws(CaskError) in
                 for start in stride(from: 0, to: slots.count, by: 1 << 16) {
                     let chunk = slots[start..<min(slots.count, start + 1 << 16)]
@@ -105,7 +108,9 @@ extension IndexSnapshot {
                     }
                 }
             }
+            try out.beginSection(2)
             try index.forEachEntry { _, e throws(CaskError) in try out.reserve(entrySize) { encode(e, into: $0) } }
+            try out.beginSection(3)
             try index.forEachEntry { key, _ throws(CaskError) in try out.append(key) }
             for (key, pin) in pins.sorted(by: { $0.value.sequence < $1.value.sequence }) {
                 try out.reserve(pinSize) { encode(pin, keyLength: key.count, into: $0) }
@@ -167,18 +172,33 @@ extension IndexSnapshot {
     }
 }
 
-/// Buffered, checksummed appends to a new snapshot file; ``finish()`` writes the trailer.
+/// Buffered, checksummed appends to a new snapshot file; ``finish()`` writes the trailer, and
+/// the seal when there is a sealer.
 private struct SnapshotOutput {
     let handle: CaskFileHandle
     let fs: any CaskFileSystem
     private var buffer: [UInt8] = []
     private var crc: UInt32 = 0
     private static let capacity = 1 << 20
+    private let sealer: FileSealer?
+    /// The GMAC of the section being written, and the tags of those before it.
+    private var mac: GMACStream?
+    private var tags: [[UInt8]] = []
 
-    init(handle: CaskFileHandle, fs: any CaskFileSystem) {
+    init(handle: CaskFileHandle, fs: any CaskFileSystem, sealer: FileSealer?) {
         self.handle = handle
         self.fs = fs
+        self.sealer = sealer
+        mac = sealer?.stream(section: 0)
         buffer.reserveCapacity(Self.capacity)
+    }
+
+    /// Ends the section being written (its tag is kept for the seal) and begins section `n`.
+    mutating func beginSection(_ n: UInt32) throws(CaskError) {
+        guard let sealer else { return }
+        try drain()
+        if let mac { tags.append(mac.finish()) }
+        mac = sealer.stream(section: n)
     }
 
     /// Appends `count` bytes that `fill` writes in place.
@@ -195,13 +215,16 @@ private struct SnapshotOutput {
         buffer.appendBytes(bytes)
     }
 
-    /// Writes the trailer (checksum of everything before it, end magic) and the rest.
+    /// Writes the trailer (checksum of everything before it, end magic), then the seal.
     mutating func finish() throws(CaskError) {
         try drain()
         let sum = crc
         try reserve(IndexSnapshot.trailerSize) { raw in
             raw.put(CRC32C.mask(sum), at: 0)
             raw.put(IndexSnapshot.endMagic, at: 4)
+        }
+        if let sealer, let mac {
+            buffer += sealer.encoded(tags: tags + [mac.finish()], magic: Format.FileSeal.indexMagic)
         }
         try buffer.withBytes { raw throws(CaskError) in try fs.appendAll(handle, raw) }
         buffer.removeAll()
@@ -210,6 +233,7 @@ private struct SnapshotOutput {
     private mutating func drain() throws(CaskError) {
         guard !buffer.isEmpty else { return }
         crc = buffer.withUnsafeBytes { CRC32C.checksum($0, extending: crc) }
+        buffer.withUnsafeBytes { mac?.update($0) }
         try buffer.withBytes { raw throws(CaskError) in try fs.appendAll(handle, raw) }
         buffer.removeAll(keepingCapacity: true)
     }

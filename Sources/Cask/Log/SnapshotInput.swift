@@ -11,6 +11,8 @@ struct SnapshotInput {
     /// The offset of the next byte to read.
     private(set) var position: Int64
     private var crc: UInt32 = 0
+    /// With encryption on: the GMAC of the section this input reads (format-spec.md, "File seals").
+    var mac: GMACStream?
 
     init(handle: CaskFileHandle, fs: any CaskFileSystem, at position: Int64 = 0) {
         self.handle = handle
@@ -26,6 +28,7 @@ struct SnapshotInput {
         guard buffer.count > 0 else { return true }
         guard try fs.readExactly(handle, into: buffer, at: position) else { return false }
         crc = CRC32C.checksum(UnsafeRawBufferPointer(buffer), extending: crc)
+        mac?.update(UnsafeRawBufferPointer(buffer))
         position += Int64(buffer.count)
         return true
     }

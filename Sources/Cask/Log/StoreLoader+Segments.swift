@@ -10,7 +10,11 @@ extension StoreLoader {
         let path = FileNames.join(directory, FileNames.hint(segment.id))
         guard let handle = try fs.openIfPresent(path) else { return false }
         defer { fs.close(handle) }
-        let bytes = try fs.readWholeFile(handle)
+        var bytes = try fs.readWholeFile(handle)
+        if let problem = HintSeal.open(&bytes, keyring: options.keyring) {
+            logger.warning("hint file \(path) is not used (\(problem)); scanning its segment instead")
+            return false
+        }
         let id = segment.id
         var local = index
         index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
@@ -59,7 +63,8 @@ extension StoreLoader {
         let path = FileNames.join(directory, FileNames.hint(segment.id))
         guard let handle = try fs.openIfPresent(path) else { return nil }
         defer { fs.close(handle) }
-        let bytes = try fs.readWholeFile(handle)
+        var bytes = try fs.readWholeFile(handle)
+        guard HintSeal.open(&bytes, keyring: options.keyring) == nil else { return nil }
         var records: [Int: LostRecord] = [:]
         let failure = bytes.withUnsafeBytes { raw -> HintFile.Failure? in
             guard let size = HintFile.recordedSegmentSize(raw) else { return .invalid("too short") }
@@ -91,6 +96,7 @@ extension StoreLoader {
         var found: [FoundPin] = []
         var kept: [Int: UInt64] = [:]   // offset: sequence, of the records indexed (for `listed`)
         var foundRemovals = removals
+        var forgedPins: [Int] = []
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: file.path) { h, offset in
                 guard offset < tailStart else { return }
@@ -101,6 +107,11 @@ extension StoreLoader {
                     return
                 }
                 if h.isPin {
+                    // With encryption on, only a pin record whose seal holds applies.
+                    if let keyring = options.keyring, !keyring.authenticates(h, in: raw, at: offset) {
+                        forgedPins.append(offset)
+                        return
+                    }
                     found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
                         segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
                     return
@@ -115,6 +126,7 @@ extension StoreLoader {
         index = local
         pins += found
         removals = foundRemovals
+        noteForgedPins(forgedPins, in: file)
         maximumSequence = max(maximumSequence, summary.maximumSequence)
         if let h = segment.header {
             maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
@@ -151,6 +163,15 @@ extension StoreLoader {
             hintsToWrite.append(id)
         }
         return size
+    }
+
+    /// Pin records of an encrypted store that were not applied because their seal does not hold
+    /// (unsealed, under an unknown key, or changed): damage, counted and logged.
+    mutating func noteForgedPins(_ offsets: [Int], in file: SegmentFile) {
+        for offset in offsets {
+            stats.corruptRecords += 1
+            logger.error("pin record at offset \(offset) of \(file.path) fails authentication; not applied")
+        }
     }
 
     /// Step 6: truncates a torn tail (records that were being written when the process or

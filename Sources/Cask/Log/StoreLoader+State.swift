@@ -68,7 +68,8 @@ extension StoreLoader {
         let path = FileNames.join(directory, FileNames.hint(segment.file.id))
         guard let handle = try fs.openIfPresent(path) else { return nil }
         defer { fs.close(handle) }
-        let bytes = try fs.readWholeFile(handle)
+        var bytes = try fs.readWholeFile(handle)
+        guard HintSeal.open(&bytes, keyring: options.keyring) == nil else { return nil }
         return HintBuilder(hintFile: bytes, segmentID: segment.file.id, segmentSize: segment.size)
     }
 

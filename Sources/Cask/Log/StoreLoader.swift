@@ -86,7 +86,7 @@ struct StoreLoader {
     mutating func load(_ snapshot: Snapshot) throws(CaskError) -> StoreState {
         let (listing, opened) = (snapshot.listing, snapshot.opened)
         let restored = listing.names.contains(IndexSnapshot.fileName)
-            ? try IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs) : nil
+            ? try IndexSnapshot.load(from: directory, segments: opened.map { ($0.file, $0.size) }, fs: fs, keyring: options.keyring) : nil
         // Before anything is removed: a refused open changes nothing.
         try EncryptionCheck.check(Self.notCleared(opened), keyring: options.keyring)
         try removeLeftovers(listing)

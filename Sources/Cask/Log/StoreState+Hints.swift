@@ -16,7 +16,7 @@ extension StoreState {
                 marks.append(IndexSnapshot.SegmentMark(id: id, size: size, tailChecksum: tail))
             }
             try IndexSnapshot.write(index: index, pins: pinRecords, maximumSequence: nextSequence - 1,
-                                    marks: marks, in: directory, fs: fs)
+                                    marks: marks, in: directory, fs: fs, keyring: options.keyring)
             return true
         } catch {
             options.logger.warning("could not write the index snapshot of \(directory): \(error)")
@@ -29,10 +29,10 @@ extension StoreState {
         do {
             let index = self.index
             let activeID = active.id
-            let hint = writer.hintFile { key, offset in
+            let hint = HintSeal.sealed(writer.hintFile { key, offset in
                 guard let e = index.entry(forKey: key), e.segment == activeID, Int(e.offset) == offset else { return nil }
                 return e.accessTime
-            }
+            }, keyring: options.keyring)
             try StoreFiles.writeAtomically(hint, to: FileNames.hint(active.id), in: directory, fs: fs)
             hintBytes[active.id] = Int64(hint.count)
         } catch {
@@ -47,7 +47,7 @@ extension StoreState {
         guard let segment = segments[id] else { return }
         do throws(CaskError) {
             let index = self.index
-            guard let hint = try Self.scannedHint(of: segment, accessTime: { key, sequence in
+            guard let hint = try Self.scannedHint(of: segment, keyring: options.keyring, accessTime: { key, sequence in
                 index.entry(forKey: key).flatMap { $0.sequence == sequence ? $0.accessTime : nil }
             }) else {
                 options.logger.warning("not writing a hint for damaged segment \(segment.path)")
@@ -61,16 +61,19 @@ extension StoreState {
         }
     }
 
-    /// The hint file of a sealed segment, made by scanning it; nil when the segment is damaged.
-    /// `accessTime(key, sequence)` gives a record's access time when the index knows a newer one
-    /// than its write time.
-    static func scannedHint(of segment: SegmentFile, accessTime: (UnsafeRawBufferPointer, UInt64) -> Int64?) throws(CaskError) -> [UInt8]? {
+    /// The hint file of a sealed segment, made by scanning it, sealed when `keyring` is set;
+    /// nil when the segment is damaged (with encryption on: or holds a pin record whose seal
+    /// does not hold, which a hint must not vouch for). `accessTime(key, sequence)` gives a
+    /// record's access time when the index knows a newer one than its write time.
+    static func scannedHint(of segment: SegmentFile, keyring: Keyring?, accessTime: (UnsafeRawBufferPointer, UInt64) -> Int64?) throws(CaskError) -> [UInt8]? {
         let bytes = try segment.fileSystem.readWholeFile(segment.handle)
         var body: [UInt8] = []
         var count = 0
         var encoder = HintEntryEncoder()
+        var forged = false
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: segment.path) { h, offset in
+                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset) { forged = true }
                 let keyBytes = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                 encoder.append(HintEntry(
                     sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,
@@ -79,7 +82,8 @@ extension StoreState {
                 count += 1
             }
         }
-        guard summary.damage.isEmpty else { return nil }
-        return HintFile.encode(segmentID: UInt64(segment.id), segmentSize: UInt64(bytes.count), entryCount: count, body: body)
+        guard summary.damage.isEmpty, !forged else { return nil }
+        return HintSeal.sealed(HintFile.encode(segmentID: UInt64(segment.id), segmentSize: UInt64(bytes.count), entryCount: count, body: body),
+                               keyring: keyring)
     }
 }

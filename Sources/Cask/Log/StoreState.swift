@@ -159,7 +159,8 @@ struct StoreState: Sendable {
             // sealed one outside the lock); else with the sync here.
             if try rolloverBehindGate() == nil { try rollover() }
         }
-        let sealed = kind == .value && sealer != nil
+        // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
+        let sealed = (kind == .value || kind == .pin) && sealer != nil
         let header = RecordHeader(
             sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind,
             flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
