@@ -196,8 +196,10 @@ public struct StoreVerifier: Sendable {
         let header = try input.header()
         let problem: String? = bytes.withUnsafeBytes { raw -> String? in
             guard raw.count >= minimum, let header else { return "its header is damaged" }
-            guard header.fileSize == raw.count else { return "its counts make \(header.fileSize) bytes, the file has \(raw.count)" }
-            let end = raw.count - IndexSnapshot.trailerSize
+            let sealSize = keyring == nil ? 0 : IndexSnapshot.Seal.size
+            guard header.fileSize + sealSize == raw.count else { return "its counts make \(header.fileSize + sealSize) bytes, the file has \(raw.count)" }
+            if let keyring, let problem = IndexSnapshot.Seal.problem(in: raw, header: header, keyring: keyring) { return problem }
+            let end = raw.count - sealSize - IndexSnapshot.trailerSize
             guard raw.u32(end) == CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<end]))),
                   raw.u32(end + 4) == IndexSnapshot.endMagic else { return "its checksum fails" }
             return nil

@@ -228,6 +228,26 @@ extension IndexSnapshot {
             return Seal(sealer: sealer, tags: seal.tags)
         }
 
+        /// What is wrong with the seal of `raw`, a whole snapshot file whose header is `header`
+        /// (for `cask verify`); nil when it holds for every section.
+        static func problem(in raw: UnsafeRawBufferPointer, header: Header, keyring: Keyring) -> String? {
+            guard let seal = FileSealer.decode(raw, sections: sections, magic: Format.FileSeal.indexMagic) else { return "it has no seal (encryption is on)" }
+            guard let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else {
+                return "it is sealed under key id \(StoreEncryption.keyIDText(seal.keyID)), which is not given"
+            }
+            let lengths = [headerSize + header.segments * markSize, header.slots * slotSize, header.entries * entrySize,
+                           header.keyBytes + header.pins * pinSize + header.pinKeyBytes]
+            var at = 0
+            for (n, length) in lengths.enumerated() {
+                guard at + length <= raw.count,
+                      FileSealer.same(sealer.tag(UnsafeRawBufferPointer(rebasing: raw[at..<(at + length)]), section: UInt32(n)), seal.tags[n]) else {
+                    return "its seal does not hold"
+                }
+                at += length
+            }
+            return nil
+        }
+
         /// Whether `mac`, fed section `section` as it was read, ends with that section's tag.
         func holds(section: Int, _ mac: GMACStream?) -> Bool {
             guard let mac else { return false }
