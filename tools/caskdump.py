@@ -28,9 +28,12 @@ VERSION = 7          # reads versions 1 to 7 (2 added pin records, kind 3; 3 com
                      # 4 cache entries: record flag bit 2, the value starts with an entry header;
                      # 5 removal records, kind 4: the key field is a prefix; 6 tags: flag bit 3,
                      # entry header version 2, a tagged removal's key field is a tag; 7 sealed
-                     # records: flag bit 4, the segment header names the key)
+                     # records: flag bit 4, the segment header names the key; in an encrypted
+                     # store pin records are sealed and hint files end with a seal)
 HINT_VERSION = 6     # hint files keep version 6's layout (spec: "Versioning", version 7)
 SEALED = 32          # u32 key id, 12-byte nonce, then after the ciphertext a 16-byte tag
+HINT_SEAL = 32       # u32 key id, 8-byte base, one 16-byte tag, "HSEL" (spec: "File seals")
+HINT_SEAL_MAGIC = b"HSEL"
 ENTRY_HEADER = 9     # u8 version (1, or 2 with tags), i64 freshUntil (ms, > 0)
 TAGGED_ENTRY_MIN = 12  # version 2: + u8 tag count (1..64), then per tag u8 length (1..255) and bytes
 SEGMENT_HEADER = 48
@@ -105,8 +108,8 @@ def decode_record(b, off):
     if kind == 2:
         if slen or olen or flags:
             return None
-    elif kind == 3:      # pin record: no value, only the pinned flag
-        if slen or olen or flags & ~2:
+    elif kind == 3:      # pin record: no value, only the pinned flag; sealed, the seal of nothing
+        if olen or flags & ~18 or slen != sealed:
             return None
     elif kind == 4:      # removal record: the key field is a prefix (or, flag bit 3, a tag); no value, no expiry
         if slen or olen or flags & ~8 or expiry:
@@ -126,7 +129,8 @@ def decode_record(b, off):
     if masked(crc32c(b[off + 4:end])) != crc:
         return None
     key = b[off + RECORD_HEADER:off + RECORD_HEADER + klen]
-    # A sealed value's associated data: record bytes 4 ..< 40 + keyLength + 4 (spec "Sealed records").
+    # A sealed value's (or pin's) associated data: record bytes 4 ..< 40 + keyLength + 4
+    # (spec "Sealed records").
     aad = b[off + 4:off + RECORD_HEADER + klen + 4] if sealed else None
     return {"seq": seq, "write": wtime, "expiry": expiry, "kind": kind, "flags": flags,
             "key": key, "stored": b[off + RECORD_HEADER + klen:end], "original_length": olen,
@@ -179,14 +183,45 @@ def unseal(rec, keys):
     key = keys.get(struct.unpack_from("<I", stored, 0)[0])
     if key is None:
         return None
+    try:
+        return aes_gcm(key).decrypt(stored[4:16], stored[16:], rec["aad"])
+    except Exception:
+        return None
+
+
+def aes_gcm(key):
     try:     # imported here: a store without sealed records needs no third-party package
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     except ImportError:
         raise SystemExit("reading sealed records needs the cryptography package (pip install cryptography)")
+    return AESGCM(key)
+
+
+def pin_seal_holds(rec, keys):
+    """Spec "Sealed records": in an encrypted store a pin record applies only if it is sealed
+    and its seal (of an empty plaintext) opens; in a store without encryption flag bit 4 is
+    damage."""
+    if not keys:
+        return not rec["flags"] & 16
+    return bool(rec["flags"] & 16) and unseal(rec, keys) == b""
+
+
+def hint_seal_holds(data, keys):
+    """Spec "File seals": a hint file ends with keyID | base (8 bytes) | one tag | "HSEL". The tag
+    is AES-256-GCM under the seal key HMAC-SHA256(store key, "cask file seal"), nonce base | u32 0
+    (its one section), of an empty plaintext with every byte before the seal as associated data."""
+    if len(data) < HINT_SEAL or data[-4:] != HINT_SEAL_MAGIC:
+        return False
+    seal = data[-HINT_SEAL:]
+    key = keys.get(struct.unpack_from("<I", seal, 0)[0])
+    if key is None:
+        return False
+    seal_key = hmac.new(key, b"cask file seal", hashlib.sha256).digest()
     try:
-        return AESGCM(key).decrypt(stored[4:16], stored[16:], rec["aad"])
+        aes_gcm(seal_key).decrypt(seal[4:12] + struct.pack("<I", 0), seal[12:28], data[:-HINT_SEAL])
     except Exception:
-        return None
+        return False
+    return True
 
 
 def check_keys(segments, keys):
@@ -207,8 +242,14 @@ def check_keys(segments, keys):
 
 
 # --- Hint files (spec: "Hint file") ---------------------------------------------------------
-def parse_hint(b, seg_id, seg_size):
-    """Entries of a valid hint file, or None when any check fails."""
+def parse_hint(b, seg_id, seg_size, keys=None):
+    """Entries of a valid hint file, or None when any check fails. With encryption on (`keys`)
+    the hint must end with a seal that holds, and the checks apply to the bytes before it (spec
+    "Hint file", validity; "File seals"); without, a sealed hint fails (no HEND at the end)."""
+    if keys:
+        if not hint_seal_holds(b, keys):
+            return None
+        b = b[:-HINT_SEAL]
     if len(b) < HINT_HEADER + 8 or b[0:8] != HINT_MAGIC:
         return None
     if masked(crc32c(b[0:40])) != struct.unpack_from("<I", b, 40)[0]:
@@ -233,7 +274,7 @@ def parse_fixed_entries(b, body_end, seg_size):
         if kind not in (1, 2, 3) or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
                 or roff + RECORD_HEADER + klen + slen > seg_size or off + HINT_ENTRY + klen > body_end:
             return None
-        if kind == 3 and (slen or olen or flags & ~2):
+        if kind == 3 and (olen or flags & ~18 or slen != (SEALED if flags & 16 else 0)):
             return None
         entries.append({"seq": seq, "offset": roff, "write": wtime, "expiry": expiry, "access": atime,
                         "kind": kind, "flags": flags, "key": b[off + HINT_ENTRY:off + HINT_ENTRY + klen],
@@ -298,7 +339,7 @@ def parse_compact_entries(b, body_end, seg_size):
         if not (1 <= klen <= MAX_KEY) or slen > 1 << 30 or olen > 1 << 30 or off + klen > body_end \
                 or roff + RECORD_HEADER + klen + slen > seg_size:
             return None
-        if kind == 3 and (slen or olen or flags & ~2):
+        if kind == 3 and (olen or flags & ~2 or slen not in (0, SEALED)):    # 32: a sealed pin record
             return None
         if kind == 4 and (slen or olen or flags & ~8 or expiry):
             return None
@@ -342,16 +383,24 @@ def read_store(directory, keys=None):
         hint_path = os.path.join(directory, f"{i:010d}.hint")
         entries = None
         if header and os.path.exists(hint_path):
-            entries = parse_hint(open(hint_path, "rb").read(), i, len(data))
+            entries = parse_hint(open(hint_path, "rb").read(), i, len(data), keys)
         if entries is not None:
             for e in entries:
                 if e["kind"] == 4:
                     removals.append((e["seq"], e["key"], bool(e["flags"] & 8)))
                     continue
                 if e["kind"] == 3:
-                    pins.append((e["seq"], e["key"], e["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(e["flags"] & 2)))
+                    # A sealed hint holds only pins whose seal opened (spec "File seals"); its
+                    # storedLength says whether the record is sealed (32) or not (0).
+                    if (e["stored_length"] == SEALED) == bool(keys):
+                        pins.append((e["seq"], e["key"], e["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(e["flags"] & 2)))
+                    else:
+                        problems.append(f"{i:010d}.hint: pin record of {e['key']!r} at {e['offset']} "
+                                        f"is {'not ' if keys else ''}sealed: not applied")
                     continue
                 rec = decode_record(data, e["offset"])
+                if rec is not None and not record_matches(rec, e):
+                    rec = None   # found on read as damage (spec "Recovery on open", rule 8)
                 info = {"kind": e["kind"], "flags": e["flags"], "write": e["write"], "expiry": e["expiry"],
                         "segment": i, "offset": e["offset"], "original_length": e["original_length"],
                         "stored_length": e["stored_length"], "record": rec}
@@ -372,7 +421,11 @@ def read_store(directory, keys=None):
                 removals.append((r["seq"], r["key"], bool(r["flags"] & 8)))
                 continue
             if r["kind"] == 3:
-                pins.append((r["seq"], r["key"], r["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(r["flags"] & 2)))
+                if pin_seal_holds(r, keys):
+                    pins.append((r["seq"], r["key"], r["expiry"] & 0xFFFFFFFFFFFFFFFF, bool(r["flags"] & 2)))
+                else:    # spec "Sealed records": damage, counted and not applied
+                    problems.append(f"{i:010d}.cask:{r['offset']}: pin record of {r['key']!r}: "
+                                    f"its seal does not hold, not applied")
                 continue
             info = {"kind": r["kind"], "flags": r["flags"], "write": r["write"], "expiry": r["expiry"],
                     "segment": i, "offset": r["offset"], "original_length": r["original_length"],
@@ -409,6 +462,13 @@ def read_store(directory, keys=None):
             info = newest[key][1]
             info["flags"] = (info["flags"] | 2) if pinned else (info["flags"] & ~2)
     return newest, bound, problems
+
+
+def record_matches(rec, entry):
+    """A read checks that the record a hint entry names is that entry's (key, sequence, kind),
+    and for a sealed record its expiry too (spec "Sealed records": a difference is damage)."""
+    return (rec["key"] == entry["key"] and rec["seq"] == entry["seq"] and rec["kind"] == entry["kind"]
+            and (not rec["flags"] & 16 or rec["expiry"] == entry["expiry"]))
 
 
 def value_of(info, keys=None):

@@ -8,9 +8,10 @@ import Foundation
 /// period, tags), after compression. The seal is bound to the record (its key, sequence number,
 /// expiry, flags and lengths), so a sealed value moved to another key, replayed with a newer
 /// sequence number or given another expiry fails to open and is handled as damage, never
-/// returned. Keys, sizes and times stay readable to whoever can read the files, and tombstones,
-/// pin records, hint files and the index snapshot are not sealed yet: DocC "Security" lists what
-/// someone who can write the files can still do.
+/// returned. Pin records are sealed too, and hint files and the index snapshot carry a seal
+/// under a key derived from the store key: one that does not hold is not used. Keys, sizes and
+/// times stay readable to whoever can read the files; someone who can write them can still
+/// remove items, and so bring back an earlier genuine value (DocC "Security").
 ///
 /// The keys come from the app (a secrets manager, the Keychain, an environment the operator
 /// controls); Cask never writes them. Each key is named on disk by its ``keyID(of:)``.
