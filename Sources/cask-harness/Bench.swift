@@ -180,7 +180,7 @@ struct Bench: ParsableCommand {
             // Cold: the page cache dropped first (needs root; skipped otherwise).
             figures["coldSnapshot"] = try timedOpen(path, expectSnapshot: true).seconds
         }
-        figures["anonymousBytesPerKey"] = try Self.footprint(of: path)
+        figures["anonymousBytesPerKey"] = try footprint(of: path)
         try removeFiles(in: path) { $0 == "INDEX" }
         figures["hints"] = try timedOpen(path, expectSnapshot: false).seconds
         try removeFiles(in: path) { $0 == "INDEX" || $0.hasSuffix(".hint") }
@@ -204,10 +204,21 @@ struct Bench: ParsableCommand {
 
     /// Anonymous memory per key of the store at `path` opened in a fresh process
     /// (`cask-harness footprint`), so that no allocation of this one is reused.
-    static func footprint(of path: String) throws -> Double {
+    func footprint(of path: String) throws -> Double {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         child.arguments = ["footprint", path]
+        if encrypt {
+            // The child opens the store with the run's key, from a file only this user can read.
+            let keyFile = path + ".key"
+            guard FileManager.default.createFile(atPath: keyFile, contents: benchKey.withUnsafeBytes { Data($0) }, attributes: [.posixPermissions: 0o600]) else {
+                throw BenchFailure(description: "could not write \(keyFile)")
+            }
+            var environment = ProcessInfo.processInfo.environment
+            environment["CASK_KEY_FILE"] = keyFile
+            child.environment = environment
+        }
+        defer { try? FileManager.default.removeItem(atPath: path + ".key") }
         let pipe = Pipe()
         child.standardOutput = pipe
         try child.run()

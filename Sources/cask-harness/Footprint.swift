@@ -15,7 +15,9 @@ struct Footprint: ParsableCommand {
     func run() throws {
         let before = try Self.anonymousKilobytes()
         let start = DispatchTime.now().uptimeNanoseconds
-        let store = try withStoreErrors { try DiskStore(directory: directory) }
+        var options = StoreOptions()
+        options.encryption = try toolEncryption()   // CASK_KEY_FILE, as for `cask`
+        let store = try withStoreErrors { [options] in try DiskStore(directory: directory, options: options) }
         let openSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let after = try Self.anonymousKilobytes()
         let keys = store.count, stats = store.statistics
