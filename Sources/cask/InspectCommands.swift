@@ -300,10 +300,11 @@ struct Dump: ParsableCommand {
         }
         print(Formatting.table(["OFFSET", "SIZE", "SEQ", "KIND", "FLAGS", "STORED", "ORIGINAL", "KEY"], dump.records.map { r -> [String] in
             let flags: String
+            let sealed = r.sealedKeyID.map { "sealed " + StoreEncryption.keyIDText($0) } ?? ""
             if let target = r.pinTarget {
-                flags = (r.pinned ? "pins" : "unpins") + " seq \(target)"   // a pin record
+                flags = [(r.pinned ? "pins" : "unpins") + " seq \(target)", sealed].filter { !$0.isEmpty }.joined(separator: " ")   // a pin record
             } else {
-                flags = [r.compressed ? "lz4" : "", r.pinned ? "pinned" : "", r.isEntry ? "entry" : "", r.isTagged ? "tagged" : ""]
+                flags = [r.compressed ? "lz4" : "", r.pinned ? "pinned" : "", r.isEntry ? "entry" : "", r.isTagged ? "tagged" : "", sealed]
                     .filter { !$0.isEmpty }.joined(separator: " ")
             }
             return [String(r.offset), String(r.size), String(r.sequence), r.kind, flags,

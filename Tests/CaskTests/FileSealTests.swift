@@ -207,5 +207,35 @@ import CaskFormat
         try removeIndexSnapshot(dir.path)
         let fromHints = try read(dir, rotated)
         #expect(fromHints.stats.segmentsLoadedFromHints > 1 && fromHints.stats.segmentsScanned == 1 && fromHints.items == fromSnapshot.items)
+        // Rotation re-seals the pin records with the values: the new key alone then reads the
+        // same items and pin states, from the snapshot, the hint files and scans.
+        let store = try DiskStore(directory: dir.path, options: rotated)
+        try store.compact()
+        #expect(store.encryptionKeysInUse == [StoreEncryption.keyID(of: key2)])
+        try store.close()
+        let newKeyOnly = try encryptedOptions(key2, segmentSize: 4096)
+        #expect(try read(dir, newKeyOnly).items == fromSnapshot.items)
+        try removeIndexSnapshot(dir.path)
+        #expect(try read(dir, newKeyOnly).items == fromSnapshot.items)
+        for hint in try hintPaths(dir) { try FileManager.default.removeItem(atPath: hint) }
+        let scanned = try read(dir, newKeyOnly)
+        #expect(scanned.items == fromSnapshot.items && scanned.stats.corruptRecords == 0)
+    }
+
+    /// `cask dump` (``SegmentDump``) names the key of every sealed record: values and pin
+    /// records; tombstones are not sealed.
+    @Test func theDumpNamesTheKeyOfEachSealedRecord() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: try encryptedOptions(key1))
+        try store.setValue(Data("v".utf8), forKey: "a")
+        #expect(try store.setPinned(true, forKey: "a"))
+        try store.setValue(Data("w".utf8), forKey: "b")
+        try store.removeValue(forKey: "b")
+        try store.close()
+        let id = try #require(FileNames.id(in: URL(fileURLWithPath: try segmentPaths(dir.path).last!).lastPathComponent, suffix: FileNames.segmentSuffix))
+        let dump = try SegmentDump.read(directory: dir.path, segment: id)
+        #expect(dump.records.map(\.kind) == ["value", "pin", "value", "tombstone"])
+        let keyID = StoreEncryption.keyID(of: key1)
+        #expect(dump.records.map(\.sealedKeyID) == [keyID, keyID, keyID, nil])
     }
 }

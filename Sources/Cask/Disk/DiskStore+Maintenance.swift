@@ -66,6 +66,7 @@ extension DiskStore {
                 }
                 if !deferred.isEmpty { finish(deferred) }
                 guard let plan else { break }
+                let rotates = state.withLock { s in plan.ids.contains { s.usage[$0].map { $0.keyID != 0 && $0.keyID != s.options.writtenKeyID } ?? false } }
                 let report = try compactor.run(plan)
                 if timings.isObserved { timings.deliver(CaskTiming(.compaction, .nanoseconds(Int64(report.seconds * 1e9)))) }
                 options.eventHandler?(.compacted(report))
@@ -79,8 +80,10 @@ extension DiskStore {
                 total.seconds += report.seconds
                 passes += 1
                 betweenPasses?()
-                // A pass that reclaimed nothing (only tombstones that must stay) ends the run.
-                if report.bytesReclaimed <= 0 { break }
+                // A pass that reclaimed nothing (only tombstones that must stay) ends the run,
+                // unless it re-sealed segments under a previous key: rotation reclaims nothing
+                // from segments without garbage, and each such pass leaves fewer of them.
+                if report.bytesReclaimed <= 0 && !rotates { break }
                 // Without pressure, one pass per call of the background thread is enough.
                 let underPressure = state.withLock { s in s.diskBudget.map { s.fileBytes > $0 } ?? false }
                 if !force && !underPressure { break }

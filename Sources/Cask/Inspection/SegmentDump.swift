@@ -24,6 +24,10 @@ public struct DumpedRecord: Sendable, Codable, Equatable {
     /// Whether the record is tagged (format version 6): a cache entry whose header lists tags,
     /// or a removal of a tag (its `key` is the tag, not a prefix).
     public var isTagged: Bool = false
+    /// Sealed records only (format version 7: values and pin records of a store with encryption
+    /// on): the id of the key the stored value names (``StoreEncryption/keyID(of:)``). The dump
+    /// reads it from the stored value; it does not check the seal (`cask verify` does).
+    public var sealedKeyID: UInt32? = nil
 }
 
 /// The decoded content of one segment file, damage included.
@@ -58,11 +62,17 @@ public struct SegmentDump: Sendable {
                     compressed: h.isCompressed, pinned: h.isPinned, key: key, storedLength: h.storedLength,
                     originalLength: h.originalLength, writeTime: h.writeTime,
                     expiryTime: h.isPin || h.expiry == 0 ? nil : h.expiry, pinTarget: h.isPin ? h.pinTarget : nil,
-                    isEntry: h.isEntry, isTagged: h.isTagged))
+                    isEntry: h.isEntry, isTagged: h.isTagged, sealedKeyID: Self.sealedKeyID(h, in: raw, at: offset)))
             }
         }
         return SegmentDump(
             header: summary.header.map { ($0.id, $0.kind == .log ? "log" : "compacted", $0.clearsOlder, $0.minimumSequence, $0.sequenceLimit) },
             records: records, damage: summary.damage.map { ($0.start, $0.end, $0.reason) })
+    }
+
+    /// The key id a sealed record's stored value starts with; nil for other records.
+    private static func sealedKeyID(_ h: RecordHeader, in raw: UnsafeRawBufferPointer, at offset: Int) -> UInt32? {
+        guard h.isSealed, h.storedLength >= Format.Seal.overhead else { return nil }
+        return raw.u32(offset + Format.recordHeaderSize + h.keyLength)
     }
 }
