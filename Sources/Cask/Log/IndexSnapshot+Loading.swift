@@ -58,7 +58,7 @@ extension IndexSnapshot {
                     input.mac = seal?.sealer.stream(section: 2)
                     reads.entryResult = try input.entries(count: header.entries, in: marks)
                     reads.entryChecksum = input.checksum
-                    reads.sealHolds[0] = seal?.holds(section: 2, input.mac) ?? true
+                    reads.entrySealHolds = seal?.holds(section: 2, input.mac) ?? true
                 } else {
                     var input = SnapshotInput(handle: handle, fs: fs, at: slotsAt)
                     input.mac = seal?.sealer.stream(section: 1)
@@ -69,7 +69,7 @@ extension IndexSnapshot {
                     reads.keyResult = try rest.chunkedBytes(count: header.keyBytes)
                     reads.pinResult = try rest.bytes(count: header.pins * pinSize + header.pinKeyBytes)
                     reads.restChecksum = rest.checksum
-                    reads.sealHolds[1] = (seal?.holds(section: 1, input.mac) ?? true) && (seal?.holds(section: 3, rest.mac) ?? true)
+                    reads.restSealHolds = (seal?.holds(section: 1, input.mac) ?? true) && (seal?.holds(section: 3, rest.mac) ?? true)
                 }
             } catch {
                 reads.failures[part] = error
@@ -81,7 +81,7 @@ extension IndexSnapshot {
             whole = CRC32C.combine(whole, sum, secondLength: length)
         }
         var trailer = SnapshotInput(handle: prefix.handle, fs: prefix.fs, at: trailerAt)
-        guard reads.isComplete, reads.sealHolds == [true, true], try trailer.trailerHolds(checksum: whole) else { return nil }
+        guard reads.isComplete, reads.entrySealHolds, reads.restSealHolds, try trailer.trailerHolds(checksum: whole) else { return nil }
         return reads
     }
 
@@ -183,8 +183,10 @@ private final class SectionReads: @unchecked Sendable {
     var pinResult: [UInt8]?
     /// A failed read of either thread (index: the part).
     var failures: [CaskError?] = [nil, nil]
-    /// Whether the seal holds for the sections each thread read (true without encryption).
-    var sealHolds = [false, false]
+    /// Whether the seal holds for the sections each thread read (true without encryption):
+    /// the entries; the slots, keys and pin records.
+    var entrySealHolds = false
+    var restSealHolds = false
     var slotChecksum: UInt32 = 0
     var entryChecksum: UInt32 = 0
     /// Of the keys and the pin records (one run of the file).
