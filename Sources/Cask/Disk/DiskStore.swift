@@ -111,6 +111,10 @@ public final class DiskStore: Sendable {
                                isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
             : nil
         box.store = self
+        // A thread that asked `isArmed()` before `box.store` was set went to sleep without a
+        // timer: wake each once, now that it can see the store (an idle store with items to
+        // expire or segments to re-seal under a new key would otherwise never be looked at).
+        armBackgroundWork()
         ExitFlush.register(self)
         let hints = state.withLock { s in defer { s.pendingHints = [] }; return s.pendingHints }
         if !hints.isEmpty { writeHints(hints) }
