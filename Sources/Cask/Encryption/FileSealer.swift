@@ -60,6 +60,21 @@ struct FileSealer: Sendable {
         return (bytes.u32(start), bytes.u64(start + Format.Seal.keyIDSize), tags)
     }
 
+    /// Why a file's seal cannot be checked (`cask verify` and the logs print it).
+    struct Problem: Error {
+        let reason: String
+    }
+
+    /// The sealer and tags of the seal that ends `bytes` (with `sections` tags and `magic`),
+    /// ready to check the file; the problem when it has none or names a key not in `keyring`.
+    static func found(_ bytes: UnsafeRawBufferPointer, sections: Int, magic: UInt32, keyring: Keyring) -> Result<(sealer: FileSealer, tags: [[UInt8]]), Problem> {
+        guard let seal = decode(bytes, sections: sections, magic: magic) else { return .failure(Problem(reason: "no seal (encryption is on)")) }
+        guard let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else {
+            return .failure(Problem(reason: "sealed under key id \(StoreEncryption.keyIDText(seal.keyID)), which is not given"))
+        }
+        return .success((sealer, seal.tags))
+    }
+
     /// Whether two tags are equal, in time that does not depend on where they differ.
     static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
@@ -86,12 +101,12 @@ enum HintSeal {
     static func open(_ bytes: inout [UInt8], keyring: Keyring?) -> String? {
         guard let keyring else { return nil }
         let problem = bytes.withUnsafeBytes { raw -> String? in
-            guard let seal = FileSealer.decode(raw, sections: 1, magic: Format.FileSeal.hintMagic) else { return "no seal (encryption is on)" }
-            guard let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else {
-                return "sealed under key id \(StoreEncryption.keyIDText(seal.keyID)), which is not given"
+            switch FileSealer.found(raw, sections: 1, magic: Format.FileSeal.hintMagic, keyring: keyring) {
+            case .failure(let problem): return problem.reason
+            case .success(let found):
+                let body = UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - Format.FileSeal.size(sections: 1))])
+                return FileSealer.same(found.sealer.tag(body, section: 0), found.tags[0]) ? nil : "its seal does not hold"
             }
-            let body = UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - Format.FileSeal.size(sections: 1))])
-            return FileSealer.same(sealer.tag(body, section: 0), seal.tags[0]) ? nil : "its seal does not hold"
         }
         if problem == nil { bytes.removeLast(Format.FileSeal.size(sections: 1)) }
         return problem

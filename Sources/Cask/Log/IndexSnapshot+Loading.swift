@@ -45,8 +45,8 @@ extension IndexSnapshot {
     /// checksum of the whole file (the parts' checksums combined, in file order). Throws the
     /// first failed read of either thread.
     private static func readSections(_ header: Header, marks: [SegmentMark], after prefix: SnapshotInput, seal: Seal?) throws(CaskError) -> SectionReads? {
-        let slotsLength = header.slots * slotSize, entriesLength = header.entries * entrySize
-        let restLength = header.keyBytes + header.pins * pinSize + header.pinKeyBytes
+        let lengths = header.sectionLengths
+        let (slotsLength, entriesLength, restLength) = (lengths[1], lengths[2], lengths[3])
         let slotsAt = prefix.position, entriesAt = slotsAt + Int64(slotsLength)
         let restAt = entriesAt + Int64(entriesLength), trailerAt = restAt + Int64(restLength)
         let reads = SectionReads()
@@ -225,24 +225,22 @@ extension IndexSnapshot {
                 do throws(CaskError) { complete = try fs.readExactly(handle, into: raw, at: fileSize - Int64(size)) } catch { failure = error }
             }
             if let failure { throw failure }
-            guard complete, let seal = bytes.withUnsafeBytes({ FileSealer.decode($0, sections: sections, magic: Format.FileSeal.indexMagic) }),
-                  let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else { return nil }
-            return Seal(sealer: sealer, tags: seal.tags)
+            guard complete, case .success(let found) = bytes.withUnsafeBytes({ FileSealer.found($0, sections: sections, magic: Format.FileSeal.indexMagic, keyring: keyring) }) else { return nil }
+            return Seal(sealer: found.sealer, tags: found.tags)
         }
 
         /// What is wrong with the seal of `raw`, a whole snapshot file whose header is `header`
         /// (for `cask verify`); nil when it holds for every section.
         static func problem(in raw: UnsafeRawBufferPointer, header: Header, keyring: Keyring) -> String? {
-            guard let seal = FileSealer.decode(raw, sections: sections, magic: Format.FileSeal.indexMagic) else { return "it has no seal (encryption is on)" }
-            guard let sealer = FileSealer(keyring: keyring, keyID: seal.keyID, base: seal.base) else {
-                return "it is sealed under key id \(StoreEncryption.keyIDText(seal.keyID)), which is not given"
+            let found: (sealer: FileSealer, tags: [[UInt8]])
+            switch FileSealer.found(raw, sections: sections, magic: Format.FileSeal.indexMagic, keyring: keyring) {
+            case .success(let f): found = f
+            case .failure(let problem): return problem.reason
             }
-            let lengths = [headerSize + header.segments * markSize, header.slots * slotSize, header.entries * entrySize,
-                           header.keyBytes + header.pins * pinSize + header.pinKeyBytes]
             var at = 0
-            for (n, length) in lengths.enumerated() {
+            for (n, length) in header.sectionLengths.enumerated() {
                 guard at + length <= raw.count,
-                      FileSealer.same(sealer.tag(UnsafeRawBufferPointer(rebasing: raw[at..<(at + length)]), section: UInt32(n)), seal.tags[n]) else {
+                      FileSealer.same(found.sealer.tag(UnsafeRawBufferPointer(rebasing: raw[at..<(at + length)]), section: UInt32(n)), found.tags[n]) else {
                     return "its seal does not hold"
                 }
                 at += length

@@ -45,10 +45,14 @@ enum IndexSnapshot {
         var seed: UInt64
         var slots: Int
 
-        /// Bytes of the whole file these counts make.
-        var fileSize: Int {
-            headerSize + segments * markSize + slots * slotSize + entries * entrySize + keyBytes + pins * pinSize + pinKeyBytes + trailerSize
+        /// Bytes of the file's four sections, in file order: header and segment marks, slots,
+        /// entries, keys and pin records (each checked on its own: checksums, file seals).
+        var sectionLengths: [Int] {
+            [headerSize + segments * markSize, slots * slotSize, entries * entrySize, keyBytes + pins * pinSize + pinKeyBytes]
         }
+
+        /// Bytes of the whole file these counts make (without a file seal).
+        var fileSize: Int { sectionLengths.reduce(trailerSize, +) }
     }
 
     /// What a valid snapshot restores.
