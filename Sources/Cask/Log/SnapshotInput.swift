@@ -35,6 +35,9 @@ struct SnapshotInput {
 
     /// The next `count` bytes, read straight into the array (not zeroed first).
     mutating func bytes(count: Int) throws(CaskError) -> [UInt8]? {
+        // An empty array is Swift's shared empty storage: filling it would write its count there,
+        // a race (harmless, but reported by TSan) when two threads read empty sections at once.
+        guard count > 0 else { return [] }
         var complete = false
         var failure: CaskError?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -83,6 +86,7 @@ struct SnapshotInput {
 
     /// The hash table's slots, read straight into the array (little-endian on disk).
     mutating func slots(count: Int) throws(CaskError) -> [UInt64]? {
+        guard count > 0 else { return [] }   // as in `bytes(count:)`
         var complete = false
         var failure: CaskError?
         var slots = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
