@@ -56,6 +56,9 @@ package struct InputError: Error, CustomStringConvertible {
         (self.source, self.call, self.errno) = (source, call, errno)
     }
 
+    /// What the system says `errno` means (`strerror`).
+    package var systemMessage: String { String(cString: strerror(errno)) }
+
     private var isStandardInput: Bool { source == "standard input" }
 
     /// 64 (bad usage or input) when the path names nothing readable (missing, a folder, not
@@ -67,7 +70,7 @@ package struct InputError: Error, CustomStringConvertible {
 
     package var description: String {
         let what = call == "open" ? "cannot open \(source) to read the value" : "cannot read the value from \(source)"
-        return "\(what): \(String(cString: strerror(errno))) (errno \(errno)); nothing was stored; \(advice)"
+        return "\(what): \(systemMessage) (errno \(errno)); nothing was stored; \(advice)"
     }
 
     private var advice: String {

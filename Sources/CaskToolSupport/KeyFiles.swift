@@ -18,17 +18,33 @@ package func toolEncryption() throws -> StoreEncryption? {
     }
 }
 
-/// One key file: 32 raw bytes, or 64 hex digits.
+/// One key file: 32 raw bytes, or 64 hex digits. A file that cannot be read exits 64 when the
+/// path names nothing readable (the setting must change) and 74 when reading it failed (EIO...),
+/// with the errno either way; the store is not opened.
 private func readKeyFile(_ path: String) throws -> SymmetricKey {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        printError("cask: CASK_KEY_FILE: cannot read the key file \(path): check the path and its permissions")
-        throw Exit.usage
+    let data: [UInt8]
+    do {
+        data = try InputReader.read(path: path)
+    } catch {
+        printError("cask: CASK_KEY_FILE: cannot \(error.call) the key file \(path): \(error.systemMessage) (errno \(error.errno)); "
+                   + "the store was not opened; \(keyFileAdvice(error.errno))")
+        throw error.exitCode
     }
     if data.count == 32 { return SymmetricKey(data: data) }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     if text.count == 64, let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
     printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > \(path)` makes one)")
     throw Exit.usage
+}
+
+private func keyFileAdvice(_ errno: Int32) -> String {
+    switch errno {
+    case ENOENT, ENOTDIR: return "check the path in CASK_KEY_FILE"
+    case EACCES, EPERM: return "check the permissions of the key file and of its folders"
+    case EISDIR: return "CASK_KEY_FILE must name files, not folders"
+    case EIO: return "the device reported an I/O error: check the disk (dmesg), then run the command again"
+    default: return "check the key file, then run the command again"
+    }
 }
 
 private func hexBytes(_ text: String) -> [UInt8]? {

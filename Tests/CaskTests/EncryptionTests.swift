@@ -308,8 +308,9 @@ import CaskFormat
     }
 
     /// The `cask` tool reads keys from the files `CASK_KEY_FILE` names (hex or raw, current
-    /// first), refuses a store without its key and a file that is not a key with the fix, and
-    /// rotates a store's key with `compact`.
+    /// first), refuses a store without its key and a file that is not a key with the fix (a key
+    /// file that cannot be read: its errno, and 74 when the read itself failed), and rotates a
+    /// store's key with `compact`.
     @Test func theCaskToolTakesKeysFromKeyFiles() throws {
         guard let tool = caskExecutable() else { Issue.record("cask not built"); return }
         let dir = TemporaryDirectory(), keys = TemporaryDirectory()
@@ -331,7 +332,15 @@ import CaskFormat
         let bad = try run(keys.file("bad"), "get \(store) k")
         #expect(bad.0 == 64 && bad.1.contains("is not a key") && bad.1.contains(keys.file("bad")), "\(bad)")
         let missing = try run(keys.file("gone"), "get \(store) k")
-        #expect(missing.0 == 64 && missing.1.contains("cannot read the key file"), "\(missing)")
+        #expect(missing.0 == 64 && missing.1.contains("cannot open the key file \(keys.file("gone")): No such file or directory (errno 2)"), "\(missing)")
+        let folder = try run(keys.path, "get \(store) k")
+        #expect(folder.0 == 64 && folder.1.contains("(errno 21)") && folder.1.contains("must name files"), "\(folder)")
+        if fiuRunIsInstalled {   // read(2) failing with EIO is an I/O error (74), never a usage error (64)
+            let fiu = "fiu-run -f '' -x -c 'enable name=posix/io/rw/read,failinfo=5'"
+            let failed = try runShell("CASK_KEY_FILE='\(keys.file("one"))' \(fiu) \(tool) get \(store) k; echo \" status=$?\"")
+            #expect(failed.1.contains("status=74") && failed.1.contains("cannot read the key file \(keys.file("one")): Input/output error (errno 5)")
+                    && failed.1.contains("check the disk"), "\(failed)")
+        }
         #expect(try folderDigest(store).filter { $0.key != "LOCK" } == before, "a refused command changed the store")
         // Rotation: key two current, key one previous; compact re-seals; key two alone reads it.
         #expect(try run("\(keys.file("two")):\(keys.file("one"))", "compact \(store)").0 == 0)

@@ -13,12 +13,12 @@ extension DiskStore {
                     // A hint must not outlive its segment's records: written once they are
                     // durable (a failed sync is reported by the flush thread, which saw it first).
                     try hint.after?.sync()
-                    var made = hint.encoded().map { HintSeal.sealed($0, keyring: options.keyring) }
+                    var made = hint.encoded()
                     if made == nil { made = try Self.scannedHint(of: id, in: state, keyring: options.keyring) }
                     guard let bytes = made else { continue }
-                    try StoreFiles.writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: options.fileSystem)
+                    let size = try StoreFiles.writeHint(bytes, of: id, in: directory, keyring: options.keyring, fs: options.fileSystem)
                     state.withLock { s in
-                        if s.segments[id] != nil { s.hintBytes[id] = Int64(bytes.count) }
+                        if s.segments[id] != nil { s.hintBytes[id] = size }
                         else { try? s.fs.remove(   // harmless: an orphan hint, which the next open removes
 FileNames.join(directory, FileNames.hint(id))) }
                     }

@@ -200,8 +200,7 @@ struct Compactor {
             CrashPoint.compactionOutputWritten.reach()
             try writer.sync()
             try cancellation?.check()
-            let hint = HintSeal.sealed(writer.hintFile(), keyring: options.keyring)
-            try StoreFiles.writeAtomically(hint, to: FileNames.hint(plan.outputID), in: directory, fs: fs)
+            let hintBytes = try StoreFiles.writeHint(writer.hintFile(), of: plan.outputID, in: directory, keyring: options.keyring, fs: fs)
             // Records that made input records dead (overwrites, removes, evictions) were appended
             // before the liveness check: make them durable before the inputs can go, or a crash
             // could lose both the old value and its replacement.
@@ -213,7 +212,7 @@ struct Compactor {
             CrashPoint.compactionBeforeSwitch.reach()
             let handle = try fs.open(path, mode: .read)
             let file = SegmentFile(id: plan.outputID, path: path, handle: handle, fileSystem: fs, mapLength: Int(writer.size))
-            return Output(file: file, size: writer.size, hintBytes: Int64(hint.count), offsets: offsets)
+            return Output(file: file, size: writer.size, hintBytes: hintBytes, offsets: offsets)
         } catch {
             removeFailedOutput(plan: plan, temporary: temporary, renamed: renamed, lowestSequence: kept[0].sequence)
             throw error

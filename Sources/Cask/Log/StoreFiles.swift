@@ -55,6 +55,16 @@ enum StoreFiles {
         try fs.syncDirectory(directory)
     }
 
+    /// Writes segment `id`'s hint file atomically, sealed first when `keyring` is set
+    /// (format-spec.md, "File seals"). Every hint file is written here, so none is left unsealed
+    /// in an encrypted store. Returns the file's size in bytes.
+    @discardableResult
+    static func writeHint(_ hint: [UInt8], of id: UInt32, in directory: String, keyring: Keyring?, fs: any CaskFileSystem) throws(CaskError) -> Int64 {
+        let bytes = HintSeal.sealed(hint, keyring: keyring)
+        try writeAtomically(bytes, to: FileNames.hint(id), in: directory, fs: fs)
+        return Int64(bytes.count)
+    }
+
     /// For read-only opens: `directory` must exist and hold at least one segment file; nothing
     /// is created. Throws ``CaskError/noStoreYet(path:)`` when it is missing or holds no
     /// segment, ``CaskError/notACaskStore(file:)`` when it holds another program's files, or

@@ -29,12 +29,11 @@ extension StoreState {
         do {
             let index = self.index
             let activeID = active.id
-            let hint = HintSeal.sealed(writer.hintFile { key, offset in
+            let hint = writer.hintFile { key, offset in
                 guard let e = index.entry(forKey: key), e.segment == activeID, Int(e.offset) == offset else { return nil }
                 return e.accessTime
-            }, keyring: options.keyring)
-            try StoreFiles.writeAtomically(hint, to: FileNames.hint(active.id), in: directory, fs: fs)
-            hintBytes[active.id] = Int64(hint.count)
+            }
+            hintBytes[activeID] = try StoreFiles.writeHint(hint, of: activeID, in: directory, keyring: options.keyring, fs: fs)
         } catch {
             stats.backgroundFailures += 1
             options.logger.warning("could not write the hint file of segment \(active.id): \(error)")
@@ -53,16 +52,15 @@ extension StoreState {
                 options.logger.warning("not writing a hint for damaged segment \(segment.path)")
                 return
             }
-            try StoreFiles.writeAtomically(hint, to: FileNames.hint(id), in: directory, fs: fs)
-            hintBytes[id] = Int64(hint.count)
+            hintBytes[id] = try StoreFiles.writeHint(hint, of: id, in: directory, keyring: options.keyring, fs: fs)
         } catch {
             stats.backgroundFailures += 1
             options.logger.warning("could not write the hint file of segment \(id): \(error)")
         }
     }
 
-    /// The hint file of a sealed segment, made by scanning it, sealed when `keyring` is set;
-    /// nil when the segment is damaged (with encryption on: or holds a pin record whose seal
+    /// The hint file of a sealed segment, made by scanning it (unsealed: see
+    /// ``StoreFiles/writeHint(_:of:in:keyring:fs:)``); nil when the segment is damaged (with encryption on: or holds a pin record whose seal
     /// does not hold, which a hint must not vouch for). `accessTime(key, sequence)` gives a
     /// record's access time when the index knows a newer one than its write time.
     static func scannedHint(of segment: SegmentFile, keyring: Keyring?, accessTime: (UnsafeRawBufferPointer, UInt64) -> Int64?) throws(CaskError) -> [UInt8]? {
@@ -83,7 +81,6 @@ extension StoreState {
             }
         }
         guard summary.damage.isEmpty, !forged else { return nil }
-        return HintSeal.sealed(HintFile.encode(segmentID: UInt64(segment.id), segmentSize: UInt64(bytes.count), entryCount: count, body: body),
-                               keyring: keyring)
+        return HintFile.encode(segmentID: UInt64(segment.id), segmentSize: UInt64(bytes.count), entryCount: count, body: body)
     }
 }
