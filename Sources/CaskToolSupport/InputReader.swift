@@ -12,22 +12,25 @@ import ArgumentParser
 /// and a failure keeps its errno (Foundation's `FileHandle.readToEnd()` reports an I/O error as
 /// "NSCocoaErrorDomain error 256", without the file or the errno).
 package enum InputReader {
-    /// Every byte of the file at `path`.
-    package static func read(path: String) throws(InputError) -> [UInt8] {
+    /// Every byte of the file at `path`, or its first `limit` bytes and one more when it is
+    /// longer (so that a caller can tell; `/dev/zero` would otherwise be read until memory ran out).
+    package static func read(path: String, limit: Int = .max) throws(InputError) -> [UInt8] {
         var descriptor: Int32
         repeat { descriptor = open(path, O_RDONLY | O_CLOEXEC) } while descriptor < 0 && errno == EINTR
         guard descriptor >= 0 else { throw InputError(source: path, call: "open", errno: errno) }
         defer { close(descriptor) }
-        return try read(descriptor: descriptor, source: path)
+        return try read(descriptor: descriptor, source: path, limit: limit)
     }
 
-    /// Every byte `descriptor` gives until end of file; `source` names it in errors (a path,
-    /// or "standard input"). Retries EINTR; does not close the descriptor.
-    package static func read(descriptor: Int32, source: String) throws(InputError) -> [UInt8] {
+    /// Every byte `descriptor` gives until end of file (or `limit` bytes and one more); `source`
+    /// names it in errors (a path, or "standard input"). Retries EINTR; does not close the descriptor.
+    package static func read(descriptor: Int32, source: String, limit: Int = .max) throws(InputError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+        while bytes.count <= limit {
+            let room = limit - bytes.count   // >= 0 here; +1 below shows whether the input is longer
+            let want = room >= chunk.count ? chunk.count : room + 1
+            let n = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, want) }
             if n == 0 { return bytes }
             if n > 0 {
                 bytes.append(contentsOf: chunk[..<n])
@@ -35,6 +38,7 @@ package enum InputReader {
                 throw InputError(source: source, call: "read", errno: errno)
             }
         }
+        return bytes
     }
 }
 

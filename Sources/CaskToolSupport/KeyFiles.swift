@@ -9,7 +9,12 @@ import Foundation
 /// out of the command line so that a key is never in `ps` output or shell history.
 package func toolEncryption() throws -> StoreEncryption? {
     guard let list = ProcessInfo.processInfo.environment["CASK_KEY_FILE"], !list.isEmpty else { return nil }
-    let keys = try list.split(separator: ":").map { try readKeyFile(String($0)) }
+    let paths = list.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    guard !paths.contains(where: \.isEmpty) else {
+        printError("cask: CASK_KEY_FILE=\(list) has an empty entry: it must list key files separated by `:`, the current key's first (`CASK_KEY_FILE=new.key:old.key`)")
+        throw Exit.usage
+    }
+    let keys = try paths.map(readKeyFile)
     do {
         return try StoreEncryption(currentKey: keys[0], previousKeys: Array(keys.dropFirst()))
     } catch {
@@ -24,15 +29,17 @@ package func toolEncryption() throws -> StoreEncryption? {
 private func readKeyFile(_ path: String) throws -> SymmetricKey {
     let data: [UInt8]
     do {
-        data = try InputReader.read(path: path)
+        data = try InputReader.read(path: path, limit: 4096)   // a key file is 32 to about 70 bytes
     } catch {
         printError("cask: CASK_KEY_FILE: cannot \(error.call) the key file \(path): \(error.systemMessage) (errno \(error.errno)); "
                    + "the store was not opened; \(keyFileAdvice(error.errno))")
         throw error.exitCode
     }
-    if data.count == 32 { return SymmetricKey(data: data) }
+    // 32 hex digits are half a hex key, not a raw key (32 random bytes are all hex digits with
+    // probability (22/256)^32, about 10^-34).
+    if data.count == 32, !data.allSatisfy(isHexDigit) { return SymmetricKey(data: data) }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    if text.count == 64, let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
+    if text.utf8.count == 64, text.utf8.allSatisfy(isHexDigit), let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
     printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > \(path)` makes one)")
     throw Exit.usage
 }
@@ -45,6 +52,11 @@ private func keyFileAdvice(_ errno: Int32) -> String {
     case EIO: return "the device reported an I/O error: check the disk (dmesg), then run the command again"
     default: return "check the key file, then run the command again"
     }
+}
+
+private func isHexDigit(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
 }
 
 private func hexBytes(_ text: String) -> [UInt8]? {

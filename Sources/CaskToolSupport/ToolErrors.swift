@@ -31,6 +31,8 @@ package func message(for error: CaskError) -> String {
     switch error {
     case let .noStoreYet(path):
         return "no store at \(path) yet: nothing to read; `cask put \(path) KEY VALUE` creates one, or check the path"
+    case let .encryptionKeyMissing(path, keyID, given) where given.isEmpty:
+        return "\(path) is encrypted (key id \(StoreEncryption.keyIDText(keyID))) and no key was given; the store was not opened: set CASK_KEY_FILE to the file holding that key (`CASK_KEY_FILE=store.key cask ...`)"
     default:
         return "\(error)"
     }

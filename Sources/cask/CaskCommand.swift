@@ -16,6 +16,11 @@ struct CaskCommand: ParsableCommand {
             cannot be opened or is a folder); \
             74 an I/O error on the command's own input or output (standard output could not be \
             written; --file or standard input failed while being read: nothing was stored).
+
+            Encrypted stores: every verb reads the keys from the files the environment variable \
+            CASK_KEY_FILE names, the current key first (CASK_KEY_FILE=new.key:old.key); each holds \
+            32 bytes or 64 hex digits (`openssl rand -hex 32 > new.key` makes one). Keys are \
+            never taken as arguments, which other users can see in ps. `cask dump` needs none.
             """,
         version: "cask 0.1.0 (format version \(Format.newestReadableVersion); 6 without encryption)",
         subcommands: [

@@ -175,6 +175,25 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
         #expect(status == 0 && clean.contains("9 records") && clean.contains("OK"), "\(clean)")
     }
 
+    /// `verify --repair` while every pread(2) fails with EIO (libfiu): not repaired, status 3,
+    /// and no byte of the store changes (it gave up every unreadable record, so a device that
+    /// failed every read lost the whole store). Only `--give-up-unreadable` drops them, and
+    /// only with `--repair`.
+    @Test(.enabled(if: fiuRunIsInstalled, "needs fiu-run (apt-get install fiu-utils) to make pread(2) fail with EIO"))
+    func repairRefusesAStoreWhoseReadsFail() throws {
+        let dir = try store()
+        for i in 0..<8 { #expect(try runCask(["put", dir.path, "k\(i)", String(repeating: "v", count: 3000)]).0 == 0) }
+        guard let cask = caskExecutable() else { Issue.record("cask not built"); return }
+        let before = try folderDigest(dir.path).filter { $0.key != "LOCK" }
+        let fiu = "fiu-run -f '' -x -c 'enable name=posix/io/rw/pread,failinfo=5'"
+        let (_, out) = try runShell("\(fiu) \(cask) verify \(dir.path) --repair 2>&1; echo \" status=$?\"")
+        #expect(out.contains("status=3") && out.contains("not repairing") && out.contains("--give-up-unreadable"), "\(out)")
+        #expect(try folderDigest(dir.path).filter { $0.key != "LOCK" } == before, "a refused repair changed the store")
+        #expect(try listedKeys(dir).count == 9)
+        let (status, _, err) = try runCask(["verify", dir.path, "--give-up-unreadable"])
+        #expect(status == 64 && err.contains("only applies with --repair"), "\(err)")
+    }
+
     /// `trim --date` takes a plain ISO 8601 date (midnight UTC, as its help says) and full
     /// date-times with or without a zone (a plain date was refused with status 64).
     @Test func trimTakesAPlainDateOrADateTime() throws {

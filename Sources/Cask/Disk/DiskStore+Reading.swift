@@ -174,9 +174,11 @@ extension DiskStore {
     /// A record failed its check on read: count and log it, and make the key durably absent so
     /// that no older value of it can come back.
     func reportDamage(key: String, entry: IndexEntry, file: String) throws(CaskError) {
+        // With encryption on, the seal is checked too (cask verify names which check failed).
+        let failed = options.keyring == nil ? "failed its checksum" : "failed its checksum or its seal's authentication"
         options.logger.error(options.isReadOnly
-            ? "record of key \(key) at \(file):\(entry.offset) failed its checksum; this read-only open no longer returns the key (nothing was written: cask verify --repair removes it)"
-            : "record of key \(key) at \(file):\(entry.offset) failed its checksum; key removed")
+            ? "record of key \(key) at \(file):\(entry.offset) \(failed); this read-only open no longer returns the key (nothing was written: cask verify --repair removes it)"
+            : "record of key \(key) at \(file):\(entry.offset) \(failed); key removed")
         let now = options.clock.now
         try withKeyBytes(key) { keyBytes throws(CaskError) in
             try state.withLock { s throws(CaskError) in

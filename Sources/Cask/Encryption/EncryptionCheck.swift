@@ -5,11 +5,34 @@ import CaskFormat
 /// keyring, and an encrypted store holds no unsealed segment with records. A refusal changes
 /// nothing.
 enum EncryptionCheck {
-    /// Throws unless every segment of `loaded` with an intact header can be read with `keyring`
-    /// (a damaged header names no key: its records are checked as they are read).
+    /// Throws unless every segment of `loaded` can be read with `keyring`: by its header, or
+    /// when the header is damaged, by its first intact value record (reading the segment).
     static func check(_ loaded: [StoreLoader.Loaded], keyring: Keyring?) throws(CaskError) {
         for segment in loaded {
-            if let header = segment.header { try check(header, size: segment.size, path: segment.file.path, keyring: keyring) }
+            if let header = segment.header {
+                try check(header, size: segment.size, path: segment.file.path, keyring: keyring)
+            } else {
+                let bytes = try segment.file.fileSystem.readWholeFile(segment.file.handle)
+                try bytes.withBytes { raw throws(CaskError) in try checkRecords(raw, path: segment.file.path, keyring: keyring) }
+            }
+        }
+    }
+
+    /// For a segment whose header is damaged (so names no key): its first intact value record
+    /// decides instead. Sealed under a key `keyring` lacks (or with no keyring), or unsealed
+    /// while `keyring` is set, it refuses as the header would have; otherwise every value of an
+    /// encrypted store opened without its key would be taken for damage, and dropped by the
+    /// first scrub or repair. Throws what the segment's scan throws too.
+    static func checkRecords(_ raw: UnsafeRawBufferPointer, path: String, keyring: Keyring?) throws(CaskError) {
+        var first: (header: RecordHeader, offset: Int)?
+        _ = try SegmentScanner.scan(raw, file: path) { h, offset in
+            if first == nil && h.kind == .value { first = (h, offset) }
+        }
+        guard let (h, offset) = first else { return }
+        if h.isSealed && h.storedLength >= Format.Seal.overhead {
+            try requireKey(raw.u32(offset + Format.recordHeaderSize + h.keyLength), of: path, in: keyring)
+        } else if keyring != nil && !h.isSealed {
+            throw .unencryptedStore(path: path)
         }
     }
 

@@ -93,7 +93,7 @@ public struct StoreVerifier: Sendable {
     private func setAsideUnreadable(in report: inout Report) {
         let ranges = fs.unreadable
         guard !ranges.isEmpty else { return }
-        report.unreadable = ranges.map { Problem(file: $0.path, offset: $0.offset, message: "\($0.count) bytes could not be read (errno \($0.errno)): not damage, the device failed the read; check the disk and run cask verify again (cask verify --repair gives up the records there)") }
+        report.unreadable = ranges.map { Problem(file: $0.path, offset: $0.offset, message: "\($0.count) bytes could not be read (errno \($0.errno)): not damage, the device failed the read; check the disk and run cask verify again (cask verify --repair --give-up-unreadable gives up the records there)") }
         func explained(_ p: Problem, end: Int64) -> Bool {
             ranges.contains { r in
                 r.path == p.file && (!p.file.hasSuffix(".cask") || (r.offset < end && p.offset < r.offset + Int64(r.count)))
@@ -127,7 +127,9 @@ public struct StoreVerifier: Sendable {
         defer { fs.close(handle) }
         let bytes = try fs.readWholeFile(handle)
         if case .valid(let header) = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) {
-            try EncryptionCheck.requireKey(header.keyID, of: path, in: keyring)
+            try EncryptionCheck.check(header, size: Int64(bytes.count), path: path, keyring: keyring)
+        } else {
+            try bytes.withBytes { raw throws(CaskError) in try EncryptionCheck.checkRecords(raw, path: path, keyring: keyring) }
         }
         var records = 0
         var problems: [Problem] = []
