@@ -265,7 +265,7 @@ func example_Security_2() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 113
+// Sources/Cask/Cask.docc/Security.md, line 115
 func example_Security_3() throws {
     func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
         var options = StoreOptions()

@@ -50,8 +50,8 @@ struct Trim: ParsableCommand {
             if let size { try store.trim(toSize: try ArgumentValues.bytes(size, option: "--size")) }
             if let count { try store.trim(toCount: try Self.count(count)) }
             if let date { try store.trim(toDate: try ArgumentValues.date(date, option: "--date")) }
-            try store.compact()
             after = store.count
+            if after < before { try store.compact() }   // reclaims the space; nothing to reclaim otherwise
             try store.close()
         }
         print("removed \(before - after) items; \(after) remain")

@@ -31,6 +31,12 @@ import Testing
             dumps += dump
         }
         #expect(dumps.contains("greeting"), "\(dumps)")
+        // A trim that removes nothing rewrites no segment (it compacted every one). (The open
+        // may start a new log segment, as any writing open after a compaction does.)
+        let segments = { try folderDigest(dir.path).filter { $0.key.hasSuffix(".cask") } }
+        let before = try segments()
+        #expect(try runCask(["trim", dir.path, "--count", "1000"]).1.contains("removed 0 items"))
+        #expect(try segments().filter { before[$0.key] != nil } == before)
         #expect(try runCask(["trim", dir.path, "--count", "0"]).0 == 0)
         #expect(try runCask(["get", dir.path, "greeting"]).0 == 1)
         #expect(try runCask(["trim", dir.path]).0 == 64)   // ArgumentParser's usage error

@@ -22,11 +22,16 @@ enum EncryptionCheck {
     /// decides instead. Sealed under a key `keyring` lacks (or with no keyring), or unsealed
     /// while `keyring` is set, it refuses as the header would have; otherwise every value of an
     /// encrypted store opened without its key would be taken for damage, and dropped by the
-    /// first scrub or repair. Throws what the segment's scan throws too.
+    /// first scrub or repair. A segment the scan cannot read as one (a garbled header with no
+    /// magic: a torn new segment, or another program's file) is left to the open's own rules.
     static func checkRecords(_ raw: UnsafeRawBufferPointer, path: String, keyring: Keyring?) throws(CaskError) {
         var first: (header: RecordHeader, offset: Int)?
-        _ = try SegmentScanner.scan(raw, file: path) { h, offset in
-            if first == nil && h.kind == .value { first = (h, offset) }
+        do throws(SegmentScanner.Failure) {
+            _ = try SegmentScanner.scan(raw) { h, offset in
+                if first == nil && h.kind == .value { first = (h, offset) }
+            }
+        } catch {
+            return   // bytes already in memory: no I/O failed; the scan at open decides what this file is
         }
         guard let (h, offset) = first else { return }
         if h.isSealed && h.storedLength >= Format.Seal.overhead {
