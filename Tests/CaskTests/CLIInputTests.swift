@@ -76,8 +76,8 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
         #expect(try runCask(["get", dir.path, "k"]).1 == "v")
     }
 
-    /// A backup into the store's own folder (or below it, through `..` or a link) is refused as
-    /// bad usage, and nothing is written there; a negative option value gets one message, not
+    /// A backup into the store's own folder (or below it, through `..` or a link), or onto a
+    /// file, is refused as bad usage, and nothing is written there; a negative option value gets one message, not
     /// the parser's and the negative-number hint both; dump escapes control characters in keys.
     @Test func backupIntoItsOwnStoreIsRefusedAndMessagesStaySingle() throws {
         let dir = try store()
@@ -87,6 +87,11 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
             #expect(status == 64 && err.contains("inside the store folder"), "\(destination): \(err)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == before)
+        let other = TemporaryDirectory(), file = other.file("a-file")   // a file as the destination: bad usage too
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: file))
+        let (fileStatus, _, fileErr) = try runCask(["backup", dir.path, file])
+        #expect(fileStatus == 64 && fileErr.contains("is a file, not a folder") && fileErr.contains(file), "\(fileErr)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep")
         let (limitStatus, _, limitErr) = try runCask(["ls", dir.path, "--limit", "-1"])
         #expect(limitStatus == 64 && !limitErr.contains("is a negative number"), "\(limitErr)")
         #expect(try runCask(["put", dir.path, "line\nbreak\u{1b}[31m", "x"]).0 == 0)

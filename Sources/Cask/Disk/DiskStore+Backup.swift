@@ -126,6 +126,8 @@ extension DiskStore {
             }
         } catch .io(_, _, ENOENT) {
             return
+        } catch .io(_, _, ENOTDIR) {
+            throw .invalidOption("backup destination \(destination) is a file, not a folder; give a new or empty folder")
         }
     }
 }

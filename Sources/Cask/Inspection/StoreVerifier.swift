@@ -60,8 +60,11 @@ public struct StoreVerifier: Sendable {
     /// the check is skipped (its records live on in the compaction's output); the writer's
     /// newest segment may end in a record being written, reported as ``Report/tornTail``.
     /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
-    ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment) and
-    ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``.
+    ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment);
+    ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``; and, as an open would
+    ///   (format-spec.md, "Keys at open"), ``CaskError/encryptionKeyMissing(path:keyID:given:)``
+    ///   for a segment sealed under a key the verifier was not given, and
+    ///   ``CaskError/unencryptedStore(path:)`` for unsealed records when given keys.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
         try StoreFiles.requireExistingStore(directory, fs: fs)
         let listing = try StoreDirectory(directory, fs: fs)
