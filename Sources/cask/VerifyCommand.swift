@@ -46,22 +46,23 @@ struct Verify: ParsableCommand {
             if giveUpUnreadable { $0.fileSystem = salvaging }
         }
         let stats = store.statistics
-        let (dropped, report) = try withStoreErrors { () throws -> (Int, CompactionReport) in
+        let (dropped, report, remaining) = try withStoreErrors { () throws -> (Int, CompactionReport, Int) in
             do {
                 let dropped = try store.scrub()
                 let damaged = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
                 if damaged { try store.sealActiveSegment() }
                 let rewritten = damaged ? try store.compact() : CompactionReport()
+                let remaining = store.count
                 store.waitForBackgroundWork()   // the new hint files
                 try store.close()   // its failure is the repair's: what it wrote must be durable
-                return (dropped, rewritten)
+                return (dropped, rewritten, remaining)
             } catch {
                 try? store.close()   // the first error is the one reported
                 throw error
             }
         }
         for range in salvaging.unreadable { print("repair: gave up unreadable bytes: \(range)") }
-        print("repair: removed \(badHints) damaged hint files, cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery + stats.corruptRecords + dropped) keys dropped, \(report.segmentsCompacted) segments rewritten")
+        print("repair: removed \(badHints) damaged hint files, cut \(stats.tornTailBytes) torn-tail bytes, rescanned \(stats.segmentsScanned) segments, \(stats.damagedRanges) damaged ranges, \(stats.keysDroppedByRecovery + stats.corruptRecords + dropped) keys dropped, \(report.segmentsCompacted) segments rewritten, \(remaining) keys remain")
     }
 
     /// Removes the hint files that `found` reports damaged: they give recovery no knowledge
