@@ -40,7 +40,7 @@ private func readKeyFile(_ path: String) throws -> SymmetricKey {
     if data.count == 32, !data.allSatisfy(isHexDigit) { return SymmetricKey(data: data) }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     if text.utf8.count == 64, text.utf8.allSatisfy(isHexDigit), let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
-    printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > \(path)` makes one)")
+    printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > store.key` makes one)")
     throw Exit.usage
 }
 
