@@ -159,6 +159,11 @@ struct StoreState: Sendable {
             // sealed one outside the lock); else with the sync here.
             if try rolloverBehindGate() == nil { try rollover() }
         }
+        // A record past the last sequence number would be read back as damage (format-spec.md,
+        // "Sequence numbers"): refuse it, unwritten, instead.
+        guard Format.isPlausibleSequence(nextSequence) else {
+            throw .corruption(file: directory, offset: 0, reason: "no sequence numbers are left for new writes (the last is \(Format.maximumSequence)); copy the values out with 'cask backup' and start a new store")
+        }
         // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
         let sealed = (kind == .value || kind == .pin) && sealer != nil
         let header = RecordHeader(
