@@ -12,8 +12,7 @@ struct Verify: ParsableCommand {
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: directory) else {
-            printError("cask: no store at \(directory)")
-            throw Exit.storeError
+            throw noStore(directory, why: "the folder does not exist")
         }
         guard repair || !giveUpUnreadable else {
             printError("cask: --give-up-unreadable only applies with --repair; run `cask verify \(directory) --repair --give-up-unreadable`")
@@ -89,8 +88,11 @@ struct Verify: ParsableCommand {
         for p in report.unreadable { print("UNREADABLE \(p)") }
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
         for file in report.leftovers { print("leftover (removed at the next open): \(file)") }
-        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems, \(report.unreadable.count) unreadable ranges")")
-        if !report.problems.isEmpty { throw Exit.no }
+        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(Formatting.count(report.problems.count, "problem")), \(Formatting.count(report.unreadable.count, "unreadable range"))")")
+        if !report.problems.isEmpty {
+            printError("cask: \(directory) is damaged (\(Formatting.count(report.problems.count, "problem"))); `cask verify \(directory) --repair` removes the damage and keeps every intact key")
+            throw Exit.no
+        }
         if let first = report.unreadable.first {
             // Bytes that could not be read are not damage (format-spec.md, "A failed read is never
             // damage"): the answer is "could not check", the status of an I/O failure.

@@ -59,7 +59,10 @@ public struct StoreVerifier: Sendable {
     /// (even one writing) can be checked. A segment that the writer's compaction deletes during
     /// the check is skipped (its records live on in the compaction's output); the writer's
     /// newest segment may end in a record being written, reported as ``Report/tornTail``.
-    /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
+    /// - Throws: ``CaskError/unsafePermissions(path:mode:)`` for a folder or file other users may
+    ///   write, as an open does; ``CaskError/foreignFile(path:reason:)`` for a store file that is
+    ///   a symbolic link or not a regular file;
+    ///   ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
     ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment);
     ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``; and, as an open would
     ///   (format-spec.md, "Keys at open"), ``CaskError/encryptionKeyMissing(path:keyID:given:)``
@@ -67,6 +70,7 @@ public struct StoreVerifier: Sendable {
     ///   ``CaskError/unencryptedStore(path:)`` for unsealed records when given keys.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
         try StoreFiles.requireExistingStore(directory, fs: fs)
+        _ = try StorePermissionCheck.refuseWritableByOthers(directory, fs: fs)
         let listing = try StoreDirectory(directory, fs: fs)
         var report = Report()
         let sizes = try segmentSizes(listing)
