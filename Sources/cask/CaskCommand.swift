@@ -100,6 +100,7 @@ enum OpenIntent {
 
 /// Opens the store in `directory` for a command.
 func openStore(_ directory: String, for intent: OpenIntent, configure: (inout StoreOptions) -> Void = { _ in }) throws -> DiskStore {
+    let encryption = try toolEncryption()   // a bad key setting is reported first, whatever the folder holds
     var isDirectory: ObjCBool = false
     let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
     if intent != .create && !exists {
@@ -113,7 +114,7 @@ func openStore(_ directory: String, for intent: OpenIntent, configure: (inout St
     options.durability = .none
     options.logger.logLevel = .warning
     options.isReadOnly = intent == .read
-    options.encryption = try toolEncryption()
+    options.encryption = encryption
     configure(&options)
     return try withStoreErrors { try DiskStore(directory: directory, options: options) }
 }

@@ -11,6 +11,7 @@ struct Verify: ParsableCommand {
     @Flag(help: "With --repair: give up bytes that still cannot be read after three tries, as damage (their records are dropped). Only for a disk that has lost them for good: a device that fails every read would lose the whole store.") var giveUpUnreadable = false
 
     func run() throws {
+        let encryption = try toolEncryption()   // a bad key setting is reported first
         guard FileManager.default.fileExists(atPath: directory) else {
             throw noStore(directory, why: "the folder does not exist")
         }
@@ -18,13 +19,13 @@ struct Verify: ParsableCommand {
             printError("cask: --give-up-unreadable only applies with --repair; run `cask verify \(directory) --repair --give-up-unreadable`")
             throw Exit.usage
         }
-        if repair { try repairStore() }
-        try check()
+        if repair { try repairStore(encryption) }
+        try check(encryption)
     }
 
     /// The repair: damaged hint files, then an open (recovery), a scrub and a compaction.
-    private func repairStore() throws {
-        let found = try withStoreErrors { try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify() }
+    private func repairStore(_ encryption: StoreEncryption?) throws {
+        let found = try withStoreErrors { try StoreVerifier(directory: directory, encryption: encryption).verify() }
         if let first = found.unreadable.first, !giveUpUnreadable {
             for p in found.unreadable { print("UNREADABLE \(p)") }
             printError("cask: \(found.unreadable.count) byte ranges of \(directory) could not be read, the first \(first); not repairing, and nothing was changed: a failed read is not damage. Check the disk (dmesg) and run the repair again; if the disk has lost those bytes for good, `cask verify \(directory) --repair --give-up-unreadable` drops the records there")
@@ -78,11 +79,11 @@ struct Verify: ParsableCommand {
     }
 
     /// The check: every problem and unreadable range, then the exit status.
-    private func check() throws {
+    private func check(_ encryption: StoreEncryption?) throws {
         let progress = Progress("verify")
         let report = try withStoreErrors {
             defer { progress.finish() }
-            return try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify { done, total in progress.update(done, of: total) }
+            return try StoreVerifier(directory: directory, encryption: encryption).verify { done, total in progress.update(done, of: total) }
         }
         for p in report.problems { print("DAMAGED \(p)") }
         for p in report.unreadable { print("UNREADABLE \(p)") }
