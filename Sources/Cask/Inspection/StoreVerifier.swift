@@ -77,6 +77,12 @@ public struct StoreVerifier: Sendable {
         let total = sizes.values.reduce(0, +)
         var scanned: [(id: UInt32, summary: SegmentScanner.Summary)] = []
         for id in listing.segmentIDs where sizes[id] != nil {
+            if try isUnfinishedNewest(id, in: listing, size: sizes[id]!) {
+                // As the open does (format-spec.md, "Recovery on open", step 2): a newest segment
+                // no longer than a header, with a damaged one, was being created; it is removed.
+                report.leftovers.append("\(listing.segmentPath(id)) (a segment being created when the writer stopped)")
+                continue
+            }
             do throws(CaskError) {
                 scanned.append((id, try checkRecords(of: id, in: listing, into: &report)))
             } catch .io(_, _, ENOENT) {
@@ -119,6 +125,17 @@ public struct StoreVerifier: Sendable {
             sizes[id] = try fs.size(h)
         }
         return sizes
+    }
+
+    /// Whether segment `id` is the newest and holds at most a header that does not parse: what
+    /// a crash during rollover leaves, and what an open removes.
+    private func isUnfinishedNewest(_ id: UInt32, in listing: StoreDirectory, size: Int64) throws(CaskError) -> Bool {
+        guard id == listing.segmentIDs.last, size <= Int64(Format.segmentHeaderSize) else { return false }
+        let handle = try fs.open(listing.segmentPath(id), mode: .read)
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        if case .damaged = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) { return true }
+        return false
     }
 
     /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
@@ -249,6 +266,6 @@ public struct StoreVerifier: Sendable {
                 report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))
             }
         }
-        report.leftovers = listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
+        report.leftovers += listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
     }
 }

@@ -29,6 +29,7 @@ extension StoreLoader {
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
+            if segment.header == nil { state.usage[segment.file.id]?.headerDamaged = true }   // compaction rewrites it first
         }
         try noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {

@@ -13,6 +13,9 @@ struct SegmentUsage: Sendable {
     var isCompacted = false
     /// The key id its records are sealed with (format version 7); 0 for unsealed records.
     var keyID: UInt32 = 0
+    /// Its header failed its checks at open (its records were scanned): compaction rewrites it
+    /// first, whatever its garbage, so that a repair leaves no damaged header behind.
+    var headerDamaged = false
 }
 
 /// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
