@@ -253,7 +253,7 @@ func example_Security_1() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 64
+// Sources/Cask/Cask.docc/Security.md, line 72
 func example_Security_2() throws {
     func openEncrypted(at folder: String, keyFile: String) throws -> DiskStore {
         // 32 bytes the app keeps outside the store: a secrets manager, the Keychain, a file only
@@ -265,7 +265,7 @@ func example_Security_2() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 115
+// Sources/Cask/Cask.docc/Security.md, line 123
 func example_Security_3() throws {
     func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
         var options = StoreOptions()

@@ -49,9 +49,11 @@ struct Verify: ParsableCommand {
         let (dropped, report, remaining) = try withStoreErrors { () throws -> (Int, CompactionReport, Int) in
             do {
                 let dropped = try store.scrub()
-                // The check before the open counts too: an open from the index snapshot scans no
-                // segment, so it sees no damaged header.
-                let damaged = !found.problems.isEmpty || stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
+                // The check before the open counts too (damage in a segment; a damaged hint is
+                // replaced by the open): an open from the index snapshot scans no segment, so it
+                // sees no damaged header.
+                let segmentDamage = found.problems.contains { $0.file.hasSuffix(".cask") }
+                let damaged = segmentDamage || stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
                 if damaged { try store.sealActiveSegment() }
                 let rewritten = damaged ? try store.compact() : CompactionReport()
                 let remaining = store.count

@@ -80,7 +80,7 @@ import CaskFormat
             case "tag": r[r.count - 1] ^= 1
             case "nonce": r[valueStart + 4] ^= 1
             case "expiry": r[20] &+= 1          // a longer life
-            case "sequence": r[11] = 0x01       // a much higher sequence number: newer than any
+            case "sequence": r[10] = 0x01       // a much higher sequence number (2^48, in range): newer than any
             case "writeTime": r[12] &+= 1
             case "flags-entry": r[29] |= Format.RecordFlag.entry
             default: r[valueStart] ^= 1         // key id

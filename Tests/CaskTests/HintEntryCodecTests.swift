@@ -11,7 +11,9 @@ import CaskFormat
     func randomEntries(_ count: Int, rng: inout SeededBytes) -> [(HintEntry, [UInt8])] {
         let times: [Int64] = [0, 1, -1, .min, .max, 1_800_000_000_000, 1_800_000_000_001]
         var offset = UInt64(Format.segmentHeaderSize)
-        var sequence: UInt64 = rng.next() % 3 == 0 ? .max - 100 : rng.next() % 1000
+        // Up to 60 entries whose sequence numbers step by at most 2^40 stay within the last
+        // 2^47 a writer may issue (format-spec.md, "Sequence numbers").
+        var sequence: UInt64 = rng.next() % 3 == 0 ? Format.maximumSequence - (1 << 47) : rng.next() % 1000
         return (0..<count).map { _ in
             let kind: Format.RecordKind = [.value, .tombstone, .pin, .removal][Int(rng.next() % 4)]
             let key = (0..<Int(1 + rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -30,7 +32,7 @@ import CaskFormat
                 kind: kind, flags: flags,
                 keyLength: key.count, storedLength: stored, originalLength: compressed ? Int(1 + rng.next() % (1 << 30)) : stored)
             offset += UInt64(e.recordSize)
-            sequence &+= 1 + rng.next() % (rng.next() % 4 == 0 ? 1 << 40 : 3)
+            sequence += 1 + rng.next() % (rng.next() % 4 == 0 ? 1 << 40 : 3)
             return (e, key)
         }
     }
@@ -53,6 +55,21 @@ import CaskFormat
         a.sequence == b.sequence && a.offset == b.offset && a.writeTime == b.writeTime && a.expiry == b.expiry
             && a.accessTime == b.accessTime && a.kind == b.kind && a.flags == b.flags && a.keyLength == b.keyLength
             && a.storedLength == b.storedLength && a.originalLength == b.originalLength
+    }
+
+    /// A sequence number past the last a writer issues, reached by a delta or by wrapping
+    /// around, makes the hint invalid (its segment is scanned instead).
+    @Test(arguments: [Format.maximumSequence + 1, UInt64.max, 0])
+    func aSequenceNumberOutOfRangeMakesTheHintInvalid(second: UInt64) {
+        var rng = SeededBytes(seed: 7)
+        var entries = randomEntries(2, rng: &rng)
+        entries[0].0.sequence = Format.maximumSequence - 1
+        entries[1].0.sequence = second   // 0: the delta wraps around 2^64
+        let (hint, size) = encode(entries)
+        guard case .invalid = parse(hint, segmentSize: size).0 else {
+            Issue.record("a hint entry with sequence \(second) after \(Format.maximumSequence - 1) was accepted")
+            return
+        }
     }
 
     @Test func everyEntryReadsBackExactly() {
