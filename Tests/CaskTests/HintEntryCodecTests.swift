@@ -11,9 +11,10 @@ import CaskFormat
     func randomEntries(_ count: Int, rng: inout SeededBytes) -> [(HintEntry, [UInt8])] {
         let times: [Int64] = [0, 1, -1, .min, .max, 1_800_000_000_000, 1_800_000_000_001]
         var offset = UInt64(Format.segmentHeaderSize)
-        // Up to 60 entries whose sequence numbers step by at most 2^40 stay within the last
-        // 2^47 a writer may issue (format-spec.md, "Sequence numbers").
-        var sequence: UInt64 = rng.next() % 3 == 0 ? Format.maximumSequence - (1 << 47) : rng.next() % 1000
+        // Steps of up to 2^40 (2^20 for long lists) from near the last sequence number a writer
+        // may issue, or from a small one, never past it (format-spec.md, "Sequence numbers").
+        let bigStep: UInt64 = count <= 100 ? 1 << 40 : 1 << 20
+        var sequence: UInt64 = rng.next() % 3 == 0 ? Format.maximumSequence - UInt64(count + 1) * bigStep : rng.next() % 1000
         return (0..<count).map { _ in
             let kind: Format.RecordKind = [.value, .tombstone, .pin, .removal][Int(rng.next() % 4)]
             let key = (0..<Int(1 + rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -32,7 +33,7 @@ import CaskFormat
                 kind: kind, flags: flags,
                 keyLength: key.count, storedLength: stored, originalLength: compressed ? Int(1 + rng.next() % (1 << 30)) : stored)
             offset += UInt64(e.recordSize)
-            sequence += 1 + rng.next() % (rng.next() % 4 == 0 ? 1 << 40 : 3)
+            sequence += 1 + rng.next() % (rng.next() % 4 == 0 ? bigStep - 1 : 3)
             return (e, key)
         }
     }
