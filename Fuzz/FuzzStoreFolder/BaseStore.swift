@@ -31,9 +31,9 @@ struct BaseStore: Sendable {
         let fs = SimulatedFileSystem()
         do {
             var store = try DiskStore(directory: root, options: options(fs))
-            for round in 0..<6 {
-                if round == 3 {
-                    try store.compact()
+            for round in 0..<9 {
+                if round == 3 || round == 6 {
+                    if round == 3 { try store.compact() }
                     try store.close()
                     store = try DiskStore(directory: root, options: options(fs))
                 }
@@ -41,7 +41,7 @@ struct BaseStore: Sendable {
             }
             try store.close()
         } catch {
-            fputs("FuzzStoreFolder: cannot make the base store: \(error)\n", stderr)
+            FileHandle.standardError.write(Data(("FuzzStoreFolder: cannot make the base store: \(error)\n").utf8))
             abort()
         }
         for name in (try? fs.contentsOfDirectory(root)) ?? [] {

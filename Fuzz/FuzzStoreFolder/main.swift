@@ -13,6 +13,9 @@ import Foundation
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let base = BaseStore.shared
+    if ProcessInfo.processInfo.environment["FUZZ_LIST_FILES"] != nil {
+        for name in base.files.keys.sorted() { print(name, base.files[name]!.count) }
+    }
     var files = base.files
     for m in Mutation.parse(UnsafeBufferPointer(start: data, count: size)) { m.apply(to: &files) }
     let fs = base.install(files)
@@ -52,7 +55,7 @@ final class Oracle {
         for key in store.keys() {
             guard let value = try? store.value(forKey: key) else { continue }
             if !allowed([UInt8](value), for: key) {
-                fputs("FuzzStoreFolder: \(stage) returned \(value.count) bytes for \(key) that were never written to it (written: \(written[key]?.count ?? 0) values); value prefix \(Array(value.prefix(24)))\n", stderr)
+                FileHandle.standardError.write(Data(("FuzzStoreFolder: \(stage) returned \(value.count) bytes for \(key) that were never written to it (written: \(written[key]?.count ?? 0) values); value prefix \(Array(value.prefix(24)))\n").utf8))
                 abort()
             }
         }

@@ -27,9 +27,9 @@ struct AgreementBase {
         var base = AgreementBase()
         let fs = SimulatedFileSystem()
         var store = try DiskStore(directory: root, options: options(fs))
-        for round in 0..<5 {
-            if round == 3 {
-                try store.compact()
+        for round in 0..<7 {
+            if round == 3 || round == 5 {
+                if round == 3 { try store.compact() }
                 try store.close()
                 store = try DiskStore(directory: root, options: options(fs))
             }
