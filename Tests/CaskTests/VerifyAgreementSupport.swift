@@ -11,6 +11,8 @@ struct AgreementBase {
     var files: [String: [UInt8]] = [:]
     /// Each key's newest value (removed keys are absent).
     var latest: [String: [UInt8]] = [:]
+    /// Every value ever written to each key.
+    var history: [String: [[UInt8]]] = [:]
     /// Every record in the segments: file, offset, size, key.
     var records: [(file: String, offset: Int, size: Int, key: String)] = []
     /// The newest log segment's file name (format-spec.md, "Recovery on open", step 6).
@@ -45,6 +47,7 @@ struct AgreementBase {
                 while value.count < length { value.append(k == 2 ? UInt8(97 + value.count % 5) : UInt8(truncatingIfNeeded: value.count &* 13 &+ k)) }
                 try store.setValue(value, forKey: key)
                 base.latest[key] = value
+                base.history[key, default: []].append(value)
             }
         }
         try store.close()
@@ -72,7 +75,12 @@ struct AgreementBase {
         try fs.createDirectory(root)
         for (name, bytes) in files {
             let handle = try fs.open(root + "/" + name, mode: .createTruncate)
-            try bytes.withUnsafeBytes { raw throws(CaskError) in _ = try fs.append(handle, raw) }
+            // (A typed-throws closure here crashes the Swift 6.3.1 compiler in IRGen.)
+            var failure: CaskError?
+            bytes.withUnsafeBytes { raw in
+                do throws(CaskError) { _ = try fs.append(handle, raw) } catch { failure = error }
+            }
+            if let failure { throw failure }
             try fs.sync(handle)
             fs.close(handle)
         }
@@ -87,6 +95,8 @@ struct Damage: CustomStringConvertible {
     var description = ""
     /// Segment file name and the byte range changed in it (a truncation: from the cut to the old end).
     var changed: [(file: String, range: Range<Int>)] = []
+    /// The file damaged (flips, truncations and forged records in place).
+    var file = ""
 
     /// Applies damage number `seed` to `files`.
     static func apply(seed: UInt64, to files: inout [String: [UInt8]], base: AgreementBase) -> Damage {
@@ -140,6 +150,7 @@ struct Damage: CustomStringConvertible {
 
     mutating func note(_ what: String, _ file: String, _ range: Range<Int>) {
         description = what
+        self.file = file
         if file.hasSuffix(".cask") { changed.append((file, range)) }
     }
 
@@ -155,17 +166,34 @@ struct Damage: CustomStringConvertible {
         return record
     }
 
-    /// Keys none of whose records the damage changed and (in the newest log segment, whose
-    /// damage a recovery may cut as a torn tail with everything after it) none lies after it.
+    /// Keys none of whose records the damage changed, and none of whose records lies after a
+    /// change in the newest log segment.
     func intactKeys(_ base: AgreementBase) -> Set<String> {
-        var damaged = Set<String>()
+        var damaged = tailKeys(base)
         for r in base.records {
-            for c in changed where c.file == r.file {
-                let overlaps = r.offset < c.range.upperBound && c.range.lowerBound < r.offset + r.size
-                let cutAfter = c.file == base.newestLog && r.offset >= c.range.lowerBound
-                if overlaps || cutAfter { damaged.insert(r.key) }
+            for c in changed where c.file == r.file && r.offset < c.range.upperBound && c.range.lowerBound < r.offset + r.size {
+                damaged.insert(r.key)
             }
         }
         return Set(base.latest.keys).subtracting(damaged)
+    }
+
+    /// Keys with a record at or after a change in the newest log segment: rule 6 ("Torn tail")
+    /// cuts everything from the first damaged byte there as a write a crash cut short, so such
+    /// a key may come back with an older value, or an older absence, as after a crash.
+    func tailKeys(_ base: AgreementBase) -> Set<String> {
+        var keys = Set<String>()
+        for c in changed where c.file == base.newestLog {
+            for r in base.records where r.file == c.file && r.offset + r.size > c.range.lowerBound { keys.insert(r.key) }
+        }
+        return keys
+    }
+
+    /// Whether `value` (nil: absent) is what a store may hold for `key` after this damage: its
+    /// newest value or nothing; for a key in ``tailKeys(_:)``, also any value written to it before.
+    func allows(_ value: [UInt8]?, for key: String, tail: Set<String>, base: AgreementBase) -> Bool {
+        guard let value else { return true }
+        if value == base.latest[key] { return true }
+        return tail.contains(key) && base.history[key]?.contains(value) == true
     }
 }

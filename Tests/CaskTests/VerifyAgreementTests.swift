@@ -17,24 +17,54 @@ import CaskTesting
         let base = try AgreementBase.make()
         #expect(base.files.keys.filter { $0.hasSuffix(".cask") }.count >= 4, "\(base.files.keys.sorted())")
         #expect(base.files.keys.contains("INDEX") && base.files.keys.contains { $0.hasSuffix(".hint") })
-        var failures: [String] = []
+        if ProcessInfo.processInfo.environment["CASK_AGREEMENT_LIST"] != nil {
+            for name in base.files.keys.sorted() { print("base file \(name): \(base.files[name]!.count) bytes, kind byte \(base.files[name]![12]), flags \(base.files[name]![13])") }
+        }
+        var failures: [String] = [], known: [String] = []
+        var tally: [String: Int] = [:]
         for seed in 0..<Self.trials {
             var files = base.files
             let damage = Damage.apply(seed: seed, to: &files, base: base)
-            let problems = Self.trial(files, damage: damage, base: base)
-            failures += problems.map { "seed \(seed), damage \(damage): \($0)" }
+            let (found, outcome) = Self.trial(files, damage: damage, base: base)
+            tally[outcome, default: 0] += 1
+            let problems = found.map { "seed \(seed), damage \(damage): \($0)" }
+            if Self.isKnownRefusal(damage, problems, base: base) { known += problems } else { failures += problems }
         }
-        for f in failures.prefix(25) { Issue.record(Comment(rawValue: f)) }
+        // Finding (see the issue 41 report): one damaged byte in the magic of a segment that holds
+        // only its header makes open, verify and so `cask verify --repair` refuse the whole store
+        // as not Cask's (format-spec.md, "Recovery on open", step 9).
+        if !known.isEmpty {
+            withKnownIssue("a header-only segment with a damaged magic makes the whole store 'not a Cask store'") {
+                for f in known.prefix(3) { Issue.record("\(f)") }
+            }
+        }
+        print("VerifyAgreement: outcomes \(tally.sorted { $0.key < $1.key })")
+        // The damages must reach both sides of the agreement: clean stores and damaged ones.
+        // (Seeds 0..<1000 give 15 clean stores, 180 problems an open also finds, 35 torn tails.)
+        let damagedOpens = tally["verify problem, open damaged", default: 0] + tally["verify torn tail, open damaged", default: 0]
+        #expect(tally["verify clean, open clean", default: 0] >= 10 && damagedOpens >= 150, "\(tally)")
+        for f in failures { print("VerifyAgreement: \(f)") }
+        for f in failures.prefix(25) { Issue.record("\(f)") }
         #expect(failures.isEmpty, "\(failures.count) disagreements in \(Self.trials) damages")
     }
 
+    /// Whether every problem of a damage is the known refusal: `notACaskStore` after a damaged
+    /// magic (bytes 0..<8) of a segment of exactly a header.
+    static func isKnownRefusal(_ damage: Damage, _ problems: [String], base: AgreementBase) -> Bool {
+        guard !problems.isEmpty, base.files[damage.file]?.count == Format.segmentHeaderSize,
+              let range = damage.changed.first?.range, range.lowerBound < 8 else { return false }
+        return problems.allSatisfy { $0.contains("unexpected error not a Cask store") }
+    }
+
     /// What went wrong in one damaged copy (empty when nothing did).
-    static func trial(_ files: [String: [UInt8]], damage: Damage, base: AgreementBase) -> [String] {
+    static func trial(_ files: [String: [UInt8]], damage: Damage, base: AgreementBase) -> ([String], String) {
         var problems: [String] = []
+        var outcome = "error"
         do {
             let report = try StoreVerifier(directory: AgreementBase.root, fileSystem: AgreementBase.install(files)).verify()
             let clean = report.problems.isEmpty && report.unreadable.isEmpty && report.tornTail == nil
-            let open = try openAndRead(try AgreementBase.install(files), base: base)
+            let open = try openAndRead(try AgreementBase.install(files), damage: damage, base: base)
+            outcome = "verify \(clean ? "clean" : report.problems.isEmpty ? "torn tail" : "problem"), open \(open.sawDamage ? "damaged" : "clean")"
             problems += open.wrong
             if clean && open.sawDamage {
                 problems.append("verify reported the store clean, but the open \(open.summary)")
@@ -43,7 +73,7 @@ import CaskTesting
         } catch {
             problems.append("unexpected error \(error)")
         }
-        return problems
+        return (problems, outcome)
     }
 
     struct OpenOutcome {
@@ -54,17 +84,19 @@ import CaskTesting
 
     /// A writing open that reads every key of the base store: values that are not the key's
     /// newest, and whether it dropped a key or found damage.
-    static func openAndRead(_ fs: SimulatedFileSystem, base: AgreementBase) throws -> OpenOutcome {
+    static func openAndRead(_ fs: SimulatedFileSystem, damage: Damage, base: AgreementBase) throws -> OpenOutcome {
         let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
         defer { try? store.close() }
         var outcome = OpenOutcome()
+        let tail = damage.tailKeys(base)
         var missing: [String] = []
-        for (key, value) in base.latest.sorted(by: { $0.key < $1.key }) {
-            guard let got = try store.value(forKey: key) else { missing.append(key); continue }
-            if [UInt8](got) != value { outcome.wrong.append("open returned a value of \(key) that is not its newest (\(got.count) bytes)") }
+        for key in Set(base.history.keys).union(store.keys()).sorted() {
+            let got = try store.value(forKey: key).map { [UInt8]($0) }
+            if got == nil && base.latest[key] != nil { missing.append(key) }
+            if !damage.allows(got, for: key, tail: tail, base: base) {
+                outcome.wrong.append("open returned a value of \(key) that it may not hold (\(got?.count ?? 0) bytes; newest \(base.latest[key]?.count ?? -1))")
+            }
         }
-        let unknown = store.keys().filter { base.latest[$0] == nil }
-        if !unknown.isEmpty { outcome.wrong.append("open returned keys that are not live: \(unknown.sorted())") }
         let s = store.statistics
         outcome.sawDamage = !missing.isEmpty || s.corruptRecords > 0 || s.damagedRanges > 0 || s.keysDroppedByRecovery > 0 || s.tornTailBytes > 0
         outcome.summary = "lost \(missing) (corrupt records \(s.corruptRecords), damaged ranges \(s.damagedRanges), dropped \(s.keysDroppedByRecovery), torn tail \(s.tornTailBytes))"
@@ -89,10 +121,11 @@ import CaskTesting
         let after = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
         try after.setValue(Array("after the repair".utf8), forKey: "new-key")
         let intact = damage.intactKeys(base)
-        for (key, value) in base.latest {
+        let tail = damage.tailKeys(base)
+        for key in Set(base.history.keys).union(after.keys()).sorted() where key != "new-key" {
             let got = try after.value(forKey: key).map { [UInt8]($0) }
             if got == nil && intact.contains(key) { problems.append("the repair lost \(key), whose records were intact") }
-            if let got, got != value { problems.append("after the repair \(key) has a value that is not its newest") }
+            if !damage.allows(got, for: key, tail: tail, base: base) { problems.append("after the repair \(key) has a value it may not hold") }
         }
         if try after.value(forKey: "new-key") == nil { problems.append("a put after the repair was not kept") }
         try after.close()
