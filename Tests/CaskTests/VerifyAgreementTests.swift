@@ -135,4 +135,26 @@ import CaskTesting
         }
         return problems
     }
+
+    /// The finding above at its smallest: the base store keeps the segment that was active when
+    /// `compact()` sealed it, empty, behind the compaction's output (later opens came from the
+    /// index snapshot, which skips step 2's removal of empty log segments). With one damaged byte
+    /// of its magic, verify refuses the whole store as not Cask's while an open from the index
+    /// snapshot finds nothing wrong; once the snapshot is gone (any close that is not clean), the
+    /// open refuses the store too (step 9), and so does `cask verify --repair`.
+    @Test func aHeaderOnlySegmentWithADamagedMagic() throws {
+        let base = try AgreementBase.make()
+        var files = base.files
+        let names = files.keys.filter { $0.hasSuffix(".cask") }.sorted()
+        let empty = try #require(names.dropLast().first { files[$0]?.count == Format.segmentHeaderSize }, "\(names)")
+        files[empty]![0] ^= 0x01
+        let fs = try AgreementBase.install(files)
+        let issue: Comment = "a header-only segment with a damaged magic makes the whole store 'not a Cask store'"
+        withKnownIssue(issue) { _ = try StoreVerifier(directory: AgreementBase.root, fileSystem: fs).verify() }
+        let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        #expect(store.statistics.indexLoadedFromSnapshot && store.count == base.latest.count)
+        try store.close()
+        try fs.remove(AgreementBase.root + "/INDEX")
+        withKnownIssue(issue) { try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs)).close() }
+    }
 }
