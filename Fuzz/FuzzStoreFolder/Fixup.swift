@@ -48,8 +48,9 @@ enum Fixup {
             files[name] = hint
         }
         guard var index = files["INDEX"], index.count >= 72 else { return }
-        let marks = Int(index.u32(12))
-        for m in 0..<marks where 64 + 16 * (m + 1) <= index.count - 8 {
+        // The count is read from a file the input may have changed: only marks inside it.
+        let marks = min(Int(index.u32(12)), (index.count - 72) / 16)
+        for m in 0..<marks {
             let at = 64 + 16 * m
             let name = String(repeating: "0", count: max(0, 10 - String(index.u32(at)).count)) + String(index.u32(at)) + ".cask"
             guard let segment = files[name] else { continue }
