@@ -5,7 +5,7 @@
 // Run: tools/fuzz.sh [seconds per target]
 import PackageDescription
 
-let targets = ["FuzzRecordDecoder", "FuzzSegmentScanner", "FuzzHintParser", "FuzzLZ4", "FuzzOpen"]
+let targets = ["FuzzRecordDecoder", "FuzzSegmentScanner", "FuzzHintParser", "FuzzLZ4", "FuzzOpen", "FuzzStoreFolder"]
 
 let package = Package(
     name: "CaskFuzz",
@@ -17,6 +17,8 @@ let package = Package(
             name: $0,
             dependencies: $0 == "FuzzOpen"
                 ? [.product(name: "Cask", package: "Cask"), .product(name: "CaskTesting", package: "Cask")]
+                : $0 == "FuzzStoreFolder"
+                ? [.product(name: "Cask", package: "Cask"), .product(name: "CaskTesting", package: "Cask"), .product(name: "CaskFormat", package: "Cask")]
                 : [.product(name: "CaskFormat", package: "Cask")],
             path: $0)
     }

@@ -36,4 +36,21 @@ public enum FuzzEntryPoints {
         var out = [UInt8](repeating: 0, count: length)
         return out.withUnsafeMutableBytes { LZ4.decompress(UnsafeRawBufferPointer(rebasing: bytes[2...]), into: $0) }
     }
+
+    /// Every value record with a valid checksum that starts at any offset of `bytes` (a whole
+    /// segment file, damaged or not): its key, and its value as stored or, compressed, as its LZ4
+    /// block decodes (nil when it does not). For the FuzzStoreFolder oracle: a value a store
+    /// returns must have been written to its key, or be in such a record of that key.
+    public static func checksummedValues(_ bytes: UnsafeRawBufferPointer, _ body: (_ key: [UInt8], _ value: [UInt8]?) -> Void) {
+        for offset in 0..<bytes.count {
+            guard case .record(let h) = RecordCodec.decode(bytes, at: offset), h.kind == .value else { continue }
+            let keyStart = offset + Format.recordHeaderSize
+            let key = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(keyStart + h.keyLength)]))
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[(keyStart + h.keyLength)..<(offset + h.encodedSize)])
+            guard h.isCompressed else { body(key, [UInt8](stored)); continue }
+            var out = [UInt8](repeating: 0, count: h.originalLength)
+            let ok = out.withUnsafeMutableBytes { LZ4.decompress(stored, into: $0) }
+            body(key, ok ? out : nil)
+        }
+    }
 }

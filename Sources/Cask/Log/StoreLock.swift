@@ -68,7 +68,9 @@ final class StoreLock: Sendable {
             fs.close(handle)
             throw error
         }
-        let first = (previous.prefix(read).withUnsafeBytes { LockFileContent.generation(in: $0) } ?? 0) / 2 * 2 + 2
+        // Modulo 2^64 (format-spec.md, "Lock file"): a damaged or forged generation near 2^64
+        // wraps to a small even number, still different from the one found, instead of trapping.
+        let first = (previous.prefix(read).withUnsafeBytes { LockFileContent.generation(in: $0) } ?? 0) / 2 * 2 &+ 2
         // The lock is ours: the file can be rewritten whole (a second descriptor without
         // O_APPEND, so that the generation can be written in place; closing it keeps the lock).
         let content: CaskFileHandle
@@ -104,11 +106,11 @@ final class StoreLock: Sendable {
         do throws(CaskError) { try deletions() } catch {
             // Harmless `try?`: the deletions' error is the one thrown; an odd generation left
             // behind only makes readers load again, and the next pass writes it again.
-            if (try? write(generation: start + 1)) != nil { generation.store(start + 1, ordering: .relaxed) }
+            if (try? write(generation: start &+ 1)) != nil { generation.store(start &+ 1, ordering: .relaxed) }
             throw error
         }
-        try write(generation: start + 1)
-        generation.store(start + 1, ordering: .relaxed)
+        try write(generation: start &+ 1)   // modulo 2^64, as in `acquire`
+        generation.store(start &+ 1, ordering: .relaxed)
     }
 
     private func write(generation value: UInt64) throws(CaskError) {

@@ -1,0 +1,199 @@
+import Foundation
+@testable import Cask
+import CaskFormat
+import CaskTesting
+
+/// A small store made by the library on the simulated file system, with everything the
+/// differential test needs to judge an open after damage: each key's newest value and where
+/// every record of every key lies.
+struct AgreementBase {
+    static let root = "/store"
+    var files: [String: [UInt8]] = [:]
+    /// Each key's newest value (removed keys are absent).
+    var latest: [String: [UInt8]] = [:]
+    /// Every value ever written to each key.
+    var history: [String: [[UInt8]]] = [:]
+    /// Every record in the segments: file, offset, size, key.
+    var records: [(file: String, offset: Int, size: Int, key: String)] = []
+    /// The newest log segment's file name (format-spec.md, "Recovery on open", step 6).
+    var newestLog = ""
+
+    static func options(_ fs: any CaskFileSystem) -> StoreOptions {
+        var o = simulatedOptions(fs, durability: .none)
+        o.compaction.isAutomatic = false
+        return o
+    }
+
+    /// Two sessions: puts (one compressible value), overwrites and removes, a compaction.
+    static func make() throws -> AgreementBase {
+        var base = AgreementBase()
+        let fs = SimulatedFileSystem()
+        var store = try DiskStore(directory: root, options: options(fs))
+        for round in 0..<7 {
+            if round == 3 || round == 5 {
+                if round == 3 { try store.compact() }
+                try store.close()
+                store = try DiskStore(directory: root, options: options(fs))
+            }
+            for k in 0..<16 {
+                let key = "key-\(k)"
+                if (round * 7 + k) % 6 == 5 {
+                    _ = try store.removeValue(forKey: key)
+                    base.latest[key] = nil
+                    continue
+                }
+                var value = Array("round \(round) key \(k) ".utf8)
+                let length = k == 2 ? 600 : 30 + (round * 41 + k * 29) % 150
+                while value.count < length { value.append(k == 2 ? UInt8(97 + value.count % 5) : UInt8(truncatingIfNeeded: value.count &* 13 &+ k)) }
+                try store.setValue(value, forKey: key)
+                base.latest[key] = value
+                base.history[key, default: []].append(value)
+            }
+        }
+        try store.close()
+        for name in try fs.contentsOfDirectory(root) { base.files[name] = fs.contents(of: root + "/" + name) }
+        base.indexRecords()
+        return base
+    }
+
+    /// Walks every segment's records (they tile the file from offset 48) and finds the newest log segment.
+    mutating func indexRecords() {
+        for (name, bytes) in files where name.hasSuffix(".cask") {
+            if bytes[12] == Format.SegmentKind.log.rawValue, name > newestLog { newestLog = name }
+            var offset = Format.segmentHeaderSize
+            while case .record(let h) = bytes.withUnsafeBytes({ RecordCodec.decode($0, at: offset) }) {
+                let key = String(decoding: bytes[(offset + 40)..<(offset + 40 + h.keyLength)], as: UTF8.self)
+                records.append((name, offset, h.encodedSize, key))
+                offset += h.encodedSize
+            }
+        }
+    }
+
+    /// A fresh simulated file system holding `files` under ``root``.
+    static func install(_ files: [String: [UInt8]]) throws -> SimulatedFileSystem {
+        let fs = SimulatedFileSystem()
+        try fs.createDirectory(root)
+        for (name, bytes) in files {
+            let handle = try fs.open(root + "/" + name, mode: .createTruncate)
+            // (A typed-throws closure here crashes the Swift 6.3.1 compiler in IRGen.)
+            var failure: CaskError?
+            bytes.withUnsafeBytes { raw in
+                do throws(CaskError) { _ = try fs.append(handle, raw) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            try fs.sync(handle)
+            fs.close(handle)
+        }
+        try fs.syncDirectory(root)
+        return fs
+    }
+}
+
+/// One seeded damage to a copy of the base store's files: what it did, and which segment
+/// bytes it changed (for telling intact keys from the others).
+struct Damage: CustomStringConvertible {
+    var description = ""
+    /// Segment file name and the byte range changed in it (a truncation: from the cut to the old end).
+    var changed: [(file: String, range: Range<Int>)] = []
+    /// The file damaged (flips, truncations and forged records in place).
+    var file = ""
+
+    /// Applies damage number `seed` to `files`.
+    static func apply(seed: UInt64, to files: inout [String: [UInt8]], base: AgreementBase) -> Damage {
+        var rng = SplitMix(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        func pick(_ n: Int) -> Int { Int(rng.next() % UInt64(max(n, 1))) }
+        let segments = files.keys.filter { $0.hasSuffix(".cask") }.sorted()
+        let hints = files.keys.filter { $0.hasSuffix(".hint") }.sorted()
+        var d = Damage()
+        switch pick(8) {
+        case 0, 1:   // flip bytes of any file
+            let names = files.keys.filter { $0 != "LOCK" }.sorted()
+            let name = names[pick(names.count)]
+            let at = pick(files[name]!.count), mask = UInt8(1 + pick(255))
+            files[name]![at] ^= mask
+            d.note("flip \(name)@\(at) ^ \(mask)", name, at..<(at + 1))
+        case 2:   // truncate a segment, hint or INDEX
+            let names = files.keys.filter { $0 != "LOCK" }.sorted()
+            let name = names[pick(names.count)]
+            let old = files[name]!.count, at = pick(old)
+            files[name]!.removeSubrange(at...)
+            d.note("truncate \(name) to \(at) of \(old)", name, at..<old)
+        case 3:   // a record rewritten in place with a valid checksum and an out-of-range sequence number
+            let r = base.records[pick(base.records.count)]
+            let sequence = Format.maximumSequence + 1 + rng.next() % (UInt64.max - Format.maximumSequence)
+            files[r.file]!.withUnsafeMutableBytes { raw in
+                raw.put(sequence, at: r.offset + 4)
+                let covered = UnsafeRawBufferPointer(rebasing: raw[(r.offset + 4)..<(r.offset + r.size)])
+                raw.put(CRC32C.mask(CRC32C.checksum(covered)), at: r.offset)
+            }
+            d.note("forge \(r.file)@\(r.offset) (\(r.key)) sequence \(sequence)", r.file, r.offset..<(r.offset + r.size))
+        case 4:   // a forged record with a valid checksum appended to a segment
+            let name = segments[pick(segments.count)]
+            files[name]! += forgedRecord(key: "key-\(pick(20))", sequence: Format.maximumSequence + 1 + UInt64(pick(1000)), tombstone: pick(2) == 0)
+            d.description = "append forged record to \(name)"
+        case 5:   // a segment header
+            let name = segments[pick(segments.count)]
+            let at = pick(Format.segmentHeaderSize), mask = UInt8(1 + pick(255))
+            files[name]![at] ^= mask
+            d.note("flip header \(name)@\(at) ^ \(mask)", name, at..<(at + 1))
+        case 6:   // a hint file
+            let name = hints[pick(hints.count)]
+            let at = pick(files[name]!.count)
+            if pick(2) == 0 { files[name]![at] ^= 0x41; d.description = "flip hint \(name)@\(at)" } else { files[name]!.removeSubrange(at...); d.description = "truncate hint \(name) to \(at)" }
+        default:   // INDEX
+            guard files["INDEX"] != nil else { d.description = "none"; break }
+            let at = pick(files["INDEX"]!.count)
+            if pick(2) == 0 { files["INDEX"]![at] ^= 0x10; d.description = "flip INDEX@\(at)" } else { files["INDEX"]!.removeSubrange(at...); d.description = "truncate INDEX to \(at)" }
+        }
+        return d
+    }
+
+    mutating func note(_ what: String, _ file: String, _ range: Range<Int>) {
+        description = what
+        self.file = file
+        if file.hasSuffix(".cask") { changed.append((file, range)) }
+    }
+
+    static func forgedRecord(key: String, sequence: UInt64, tombstone: Bool) -> [UInt8] {
+        let keyBytes = Array(key.utf8), value = Array("forged".utf8)
+        let stored = tombstone ? 0 : value.count
+        let header = RecordHeader(sequence: sequence, writeTime: 1_800_000_000_000, expiry: 0, kind: tombstone ? .tombstone : .value,
+                                  flags: 0, keyLength: keyBytes.count, storedLength: stored, originalLength: stored)
+        var record = [UInt8](repeating: 0, count: header.encodedSize)
+        record.withUnsafeMutableBytes { out in
+            keyBytes.withUnsafeBytes { k in value.prefix(stored).withUnsafeBytes { v in RecordCodec.encode(header, key: k, value: v, into: out) } }
+        }
+        return record
+    }
+
+    /// Keys none of whose records the damage changed, and none of whose records lies after a
+    /// change in the newest log segment.
+    func intactKeys(_ base: AgreementBase) -> Set<String> {
+        var damaged = tailKeys(base)
+        for r in base.records {
+            for c in changed where c.file == r.file && r.offset < c.range.upperBound && c.range.lowerBound < r.offset + r.size {
+                damaged.insert(r.key)
+            }
+        }
+        return Set(base.latest.keys).subtracting(damaged)
+    }
+
+    /// Keys with a record at or after a change in the newest log segment: rule 6 ("Torn tail")
+    /// cuts everything from the first damaged byte there as a write a crash cut short, so such
+    /// a key may come back with an older value, or an older absence, as after a crash.
+    func tailKeys(_ base: AgreementBase) -> Set<String> {
+        var keys = Set<String>()
+        for c in changed where c.file == base.newestLog {
+            for r in base.records where r.file == c.file && r.offset + r.size > c.range.lowerBound { keys.insert(r.key) }
+        }
+        return keys
+    }
+
+    /// Whether `value` (nil: absent) is what a store may hold for `key` after this damage: its
+    /// newest value or nothing; for a key in ``tailKeys(_:)``, also any value written to it before.
+    func allows(_ value: [UInt8]?, for key: String, tail: Set<String>, base: AgreementBase) -> Bool {
+        guard let value else { return true }
+        if value == base.latest[key] { return true }
+        return tail.contains(key) && base.history[key]?.contains(value) == true
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import Cask
+import CaskFormat
+import CaskTesting
+
+/// Differential test of `StoreVerifier` against the open (format-spec.md, "Verify" and
+/// "Recovery on open"): 1,000 seeded damages, each to a copy of one small store on the simulated
+/// file system. For each: when verify calls the store clean, an open keeps every key with its
+/// value; when an open drops a key or finds damage, verify reported a problem or a torn tail;
+/// and after the repair `cask verify --repair` performs, every operation works and every key
+/// whose records were intact is kept with its value. A value returned is always the key's newest.
+@Suite struct VerifyAgreementTests {
+    static let trials: UInt64 = 1000
+
+    @Test func verifyAndOpenAgreeOnSeededDamage() throws {
+        let base = try AgreementBase.make()
+        #expect(base.files.keys.filter { $0.hasSuffix(".cask") }.count >= 4, "\(base.files.keys.sorted())")
+        #expect(base.files.keys.contains("INDEX") && base.files.keys.contains { $0.hasSuffix(".hint") })
+        if ProcessInfo.processInfo.environment["CASK_AGREEMENT_LIST"] != nil {
+            for name in base.files.keys.sorted() { print("base file \(name): \(base.files[name]!.count) bytes, kind byte \(base.files[name]![12]), flags \(base.files[name]![13])") }
+        }
+        var failures: [String] = [], known: [String] = []
+        var tally: [String: Int] = [:]
+        for seed in 0..<Self.trials {
+            var files = base.files
+            let damage = Damage.apply(seed: seed, to: &files, base: base)
+            let (found, outcome) = Self.trial(files, damage: damage, base: base)
+            tally[outcome, default: 0] += 1
+            let problems = found.map { "seed \(seed), damage \(damage): \($0)" }
+            if Self.isKnownRefusal(damage, problems, base: base) { known += problems } else { failures += problems }
+        }
+        // Finding (see the issue 41 report): one damaged byte in the magic of a segment that holds
+        // only its header makes open, verify and so `cask verify --repair` refuse the whole store
+        // as not Cask's (format-spec.md, "Recovery on open", step 9).
+        if !known.isEmpty {
+            withKnownIssue("a header-only segment with a damaged magic makes the whole store 'not a Cask store'") {
+                for f in known.prefix(3) { Issue.record("\(f)") }
+            }
+        }
+        print("VerifyAgreement: outcomes \(tally.sorted { $0.key < $1.key })")
+        // The damages must reach both sides of the agreement: clean stores and damaged ones.
+        // (Seeds 0..<1000 give 15 clean stores, 180 problems an open also finds, 35 torn tails.)
+        let damagedOpens = tally["verify problem, open damaged", default: 0] + tally["verify torn tail, open damaged", default: 0]
+        #expect(tally["verify clean, open clean", default: 0] >= 10 && damagedOpens >= 150, "\(tally)")
+        for f in failures { print("VerifyAgreement: \(f)") }
+        for f in failures.prefix(25) { Issue.record("\(f)") }
+        #expect(failures.isEmpty, "\(failures.count) disagreements in \(Self.trials) damages")
+    }
+
+    /// Whether every problem of a damage is the known refusal: `notACaskStore` after a damaged
+    /// magic (bytes 0..<8) of a segment of exactly a header.
+    static func isKnownRefusal(_ damage: Damage, _ problems: [String], base: AgreementBase) -> Bool {
+        guard !problems.isEmpty, base.files[damage.file]?.count == Format.segmentHeaderSize,
+              let range = damage.changed.first?.range, range.lowerBound < 8 else { return false }
+        return problems.allSatisfy { $0.contains("unexpected error not a Cask store") }
+    }
+
+    /// What went wrong in one damaged copy (empty when nothing did).
+    static func trial(_ files: [String: [UInt8]], damage: Damage, base: AgreementBase) -> ([String], String) {
+        var problems: [String] = []
+        var outcome = "error"
+        do {
+            let report = try StoreVerifier(directory: AgreementBase.root, fileSystem: AgreementBase.install(files)).verify()
+            let clean = report.problems.isEmpty && report.unreadable.isEmpty && report.tornTail == nil
+            let open = try openAndRead(try AgreementBase.install(files), damage: damage, base: base)
+            outcome = "verify \(clean ? "clean" : report.problems.isEmpty ? "torn tail" : "problem"), open \(open.sawDamage ? "damaged" : "clean")"
+            problems += open.wrong
+            if clean && open.sawDamage {
+                problems.append("verify reported the store clean, but the open \(open.summary)")
+            }
+            problems += try repairAndCheck(try AgreementBase.install(files), report: report, damage: damage, base: base)
+        } catch {
+            problems.append("unexpected error \(error)")
+        }
+        return (problems, outcome)
+    }
+
+    struct OpenOutcome {
+        var wrong: [String] = []
+        var sawDamage = false
+        var summary = ""
+    }
+
+    /// A writing open that reads every key of the base store: values that are not the key's
+    /// newest, and whether it dropped a key or found damage.
+    static func openAndRead(_ fs: SimulatedFileSystem, damage: Damage, base: AgreementBase) throws -> OpenOutcome {
+        let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        defer { try? store.close() }
+        var outcome = OpenOutcome()
+        let tail = damage.tailKeys(base)
+        var missing: [String] = []
+        for key in Set(base.history.keys).union(store.keys()).sorted() {
+            let got = try store.value(forKey: key).map { [UInt8]($0) }
+            if got == nil && base.latest[key] != nil { missing.append(key) }
+            if !damage.allows(got, for: key, tail: tail, base: base) {
+                outcome.wrong.append("open returned a value of \(key) that it may not hold (\(got?.count ?? 0) bytes; newest \(base.latest[key]?.count ?? -1))")
+            }
+        }
+        let s = store.statistics
+        outcome.sawDamage = !missing.isEmpty || s.corruptRecords > 0 || s.damagedRanges > 0 || s.keysDroppedByRecovery > 0 || s.tornTailBytes > 0
+        outcome.summary = "lost \(missing) (corrupt records \(s.corruptRecords), damaged ranges \(s.damagedRanges), dropped \(s.keysDroppedByRecovery), torn tail \(s.tornTailBytes))"
+        return outcome
+    }
+
+    /// The repair of `cask verify --repair` (Sources/cask/VerifyCommand.swift): damaged hint files
+    /// removed, an open, a scrub, and when anything was found the active segment sealed and a
+    /// compaction; then a writing open, a put, reads and a clean verify.
+    static func repairAndCheck(_ fs: SimulatedFileSystem, report: StoreVerifier.Report, damage: Damage, base: AgreementBase) throws -> [String] {
+        for hint in Set(report.problems.map(\.file).filter { $0.hasSuffix(".hint") }) { try? fs.remove(hint) }
+        let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        let stats = store.statistics
+        let dropped = try store.scrub()
+        if !report.problems.isEmpty || stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0 {
+            try store.sealActiveSegment()
+            try store.compact()
+        }
+        store.waitForBackgroundWork()
+        try store.close()
+        var problems: [String] = []
+        let after = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        try after.setValue(Array("after the repair".utf8), forKey: "new-key")
+        let intact = damage.intactKeys(base)
+        let tail = damage.tailKeys(base)
+        for key in Set(base.history.keys).union(after.keys()).sorted() where key != "new-key" {
+            let got = try after.value(forKey: key).map { [UInt8]($0) }
+            if got == nil && intact.contains(key) { problems.append("the repair lost \(key), whose records were intact") }
+            if !damage.allows(got, for: key, tail: tail, base: base) { problems.append("after the repair \(key) has a value it may not hold") }
+        }
+        if try after.value(forKey: "new-key") == nil { problems.append("a put after the repair was not kept") }
+        try after.close()
+        let check = try StoreVerifier(directory: AgreementBase.root, fileSystem: fs).verify()
+        if !check.problems.isEmpty || check.tornTail != nil {
+            problems.append("verify after the repair: \(check.problems.map(\.description)) torn tail \(check.tornTail?.description ?? "none")")
+        }
+        return problems
+    }
+
+    /// The finding above at its smallest: the base store keeps the segment that was active when
+    /// `compact()` sealed it, empty, behind the compaction's output (later opens came from the
+    /// index snapshot, which skips step 2's removal of empty log segments). With one damaged byte
+    /// of its magic, verify refuses the whole store as not Cask's while an open from the index
+    /// snapshot finds nothing wrong; once the snapshot is gone (any close that is not clean), the
+    /// open refuses the store too (step 9), and so does `cask verify --repair`.
+    @Test func aHeaderOnlySegmentWithADamagedMagic() throws {
+        let base = try AgreementBase.make()
+        var files = base.files
+        let names = files.keys.filter { $0.hasSuffix(".cask") }.sorted()
+        let empty = try #require(names.dropLast().first { files[$0]?.count == Format.segmentHeaderSize }, "\(names)")
+        files[empty]![0] ^= 0x01
+        let fs = try AgreementBase.install(files)
+        let issue: Comment = "a header-only segment with a damaged magic makes the whole store 'not a Cask store'"
+        withKnownIssue(issue) { _ = try StoreVerifier(directory: AgreementBase.root, fileSystem: fs).verify() }
+        let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        #expect(store.statistics.indexLoadedFromSnapshot && store.count == base.latest.count)
+        try store.close()
+        try fs.remove(AgreementBase.root + "/INDEX")
+        withKnownIssue(issue) { try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs)).close() }
+    }
+}
