@@ -34,8 +34,9 @@ extension Compactor {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
             let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
             let isSmall = u.fileBytes < small
-            // Sealed under a previous key: rewritten (re-sealed) whatever its garbage, first.
-            let isRotating = u.keyID != 0 && u.keyID != s.options.writtenKeyID
+            // Sealed under a previous key, or before the store had an id: rewritten (re-sealed)
+            // whatever its garbage, first.
+            let isRotating = s.options.needsReseal(segment: id, keyID: u.keyID)
             if isRotating {
                 candidates.append((id, 2, u.liveBytes))
             } else if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
@@ -57,7 +58,7 @@ extension Compactor {
         }
         guard !chosen.isEmpty else { return nil }
         if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize),
-           u.keyID == s.options.writtenKeyID {
+           !s.options.needsReseal(segment: chosen[0], keyID: u.keyID) {
             return nil   // one segment with nothing dead: rewriting it gains nothing
         }
         let chosenSet = Set(chosen)
