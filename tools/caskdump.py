@@ -45,6 +45,7 @@ HINT_HEADER = 48
 HINT_ENTRY = 52
 MAX_KEY = 1024
 MAX_VALUE = 1 << 30
+MAX_SEQUENCE = (1 << 56) - 1   # spec "Sequence numbers": the last a writer issues
 
 # --- Checksums (spec: "Conventions") -------------------------------------------------------
 _TABLE = []
@@ -92,6 +93,8 @@ def parse_segment_header(b):
     key_id = struct.unpack_from("<I", b, 40)[0] if version >= 7 else 0
     if version < 1 or kind not in (1, 2) or flags & ~1 or (version >= 7 and key_id == 0):
         return None
+    if seg_id > 0xFFFFFFFF or min_seq > MAX_SEQUENCE or seq_limit > MAX_SEQUENCE + 1:
+        return None
     return {"id": seg_id, "kind": kind, "clears_older": bool(flags & 1),
             "min_seq": min_seq, "seq_limit": seq_limit, "version": version, "key_id": key_id}
 
@@ -105,6 +108,8 @@ def decode_record(b, off):
     if kind not in (1, 2, 3, 4) or flags & ~31:
         return None
     if not (1 <= klen <= MAX_KEY) or slen > MAX_VALUE or olen > MAX_VALUE:
+        return None
+    if seq > MAX_SEQUENCE or (kind in (2, 3) and expiry & ((1 << 64) - 1) > MAX_SEQUENCE):
         return None
     compressed = bool(flags & 1)
     sealed = SEALED if flags & 16 else 0     # spec "Sealed records": key id, nonce and tag
@@ -306,7 +311,7 @@ def parse_fixed_entries(b, body_end, seg_size):
         if off + HINT_ENTRY > body_end:
             return None
         seq, roff, wtime, expiry, atime, kind, flags, klen, slen, olen = struct.unpack_from("<QQqqqBBHII", b, off)
-        if kind not in (1, 2, 3) or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
+        if kind not in (1, 2, 3) or seq > MAX_SEQUENCE or not (1 <= klen <= MAX_KEY) or roff < SEGMENT_HEADER \
                 or roff + RECORD_HEADER + klen + slen > seg_size or off + HINT_ENTRY + klen > body_end:
             return None
         if kind == 3 and (olen or flags & ~18 or slen != (SEALED if flags & 16 else 0)):
@@ -366,6 +371,8 @@ def parse_compact_entries(b, body_end, seg_size):
             off = r[1]
         dseq, dwrite, exp, acc, klen, slen, olen = fields
         seq = (seq + dseq) & ((1 << 64) - 1)
+        if dseq > MAX_SEQUENCE or seq > MAX_SEQUENCE:
+            return None
         write = to_int64(write + signed(dwrite))
         base = write if kind == 1 else to_int64(seq)
         expiry = 0 if exp is None else to_int64(base + signed(exp))

@@ -65,6 +65,10 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// segment of them): encryption is turned on for a new or emptied store only. Nothing was
     /// changed.
     case unencryptedStore(path: String)
+    /// A store file (`path`) is a symbolic link, not a regular file (a FIFO, device, folder), or
+    /// owned by another user than the store's folder (`reason` says which): Cask never reads or
+    /// writes a store file it did not make (format-spec.md, "Permissions"). Nothing was changed.
+    case foreignFile(path: String, reason: String)
 
     /// Whether the file system ran out of space (ENOSPC) or the file hit its size limit (EFBIG):
     /// freeing space and retrying can succeed.
@@ -118,6 +122,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path) is sealed with key id \(Self.hex(keyID)), which is none of the keys given (\(given.map(Self.hex).joined(separator: ", "))); the store was not opened and nothing was changed: give that key (as current or previous key). If it is lost, its values are too: remove the store's folder to start empty"
         case let .unencryptedStore(path):
             return "\(path) holds unencrypted records, and encryption is on; the store was not opened: encryption is turned on for a new store only (a cache refills: remove the folder), or open it without encryption"
+        case let .foreignFile(path, reason):
+            return "\(path) \(reason), so Cask did not open it and changed nothing: a store's files are regular files its owner made. Remove it (`rm \(path)`; a cache refills), or move the store's folder, not its files, where you want it"
         case let .unsafePermissions(path, mode):
             return "\(path) may be written by other users (mode \(String(mode, radix: 8))), so a value there could be changed under the app; the store was not opened: run `chmod go-w \(path)` (or `chmod -R go-rwx` on the store's folder)"
         }

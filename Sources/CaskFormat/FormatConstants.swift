@@ -69,6 +69,18 @@ package enum Format {
         package static let bindingRange = 16..<40
     }
 
+    /// The largest sequence number a writer of a store can issue: 2^56 − 1. Sequence numbers
+    /// start at 1 and grow by one per record, so a writer appending ten million records a second
+    /// would take over 200 years to reach it. A record, hint entry, segment header or index
+    /// snapshot that claims a higher one was not written by a writer of this store: it is damage
+    /// (format-spec.md, "Sequence numbers"), and every number derived from a sequence (`+ 1`,
+    /// `− 1`) stays far from overflow.
+    package static let maximumSequence: UInt64 = (1 << 56) - 1
+
+    /// Whether `sequence` is one a writer of a store could have issued (``maximumSequence``).
+    @inline(__always)
+    package static func isPlausibleSequence(_ sequence: UInt64) -> Bool { sequence <= maximumSequence }
+
     /// Longest key, in UTF-8 bytes.
     package static let maximumKeyLength = 1024
     /// Largest value the format can hold (bytes); LZ4's own input limit is a little above it.

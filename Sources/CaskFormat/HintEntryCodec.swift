@@ -105,6 +105,7 @@ package struct HintEntryDecoder {
         }
         guard let sequenceDelta = Self.varint(bytes, &o), let writeDelta = Self.varint(bytes, &o) else { return nil }
         let sequence = previousSequence &+ sequenceDelta
+        guard Format.isPlausibleSequence(sequence), sequenceDelta <= Format.maximumSequence else { return nil }
         let writeTime = previousWriteTime &+ HintEntryCodec.unzigzag(writeDelta)
         var expiry: Int64 = 0
         if descriptor & HintEntryCodec.hasExpiry != 0 {

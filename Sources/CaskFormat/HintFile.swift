@@ -197,7 +197,8 @@ package enum HintFile {
 
     private static func entry(_ b: UnsafeRawBufferPointer, at o: Int) -> HintEntry? {
         // Version-2 entries predate removal records (format version 5).
-        guard let kind = Format.RecordKind(rawValue: b.u8(o + 40)), kind != .removal else { return nil }
+        guard let kind = Format.RecordKind(rawValue: b.u8(o + 40)), kind != .removal,
+              Format.isPlausibleSequence(b.u64(o)) else { return nil }
         return HintEntry(
             sequence: b.u64(o), offset: b.u64(o + 8), writeTime: b.i64(o + 16), expiry: b.i64(o + 24),
             accessTime: b.i64(o + 32), kind: kind, flags: b.u8(o + 41), keyLength: Int(b.u16(o + 42)),

@@ -134,6 +134,10 @@ package enum RecordCodec {
         }
         if let problem = kindProblem(kind, flags: flags, stored: stored, original: original) { return .invalid(problem) }
         if kind == .removal && h.i64(20) != 0 { return .invalid("removal record with an expiry") }
+        if !Format.isPlausibleSequence(h.u64(4)) { return .invalid("sequence number \(h.u64(4)) out of range") }
+        if (kind == .tombstone || kind == .pin) && !Format.isPlausibleSequence(h.u64(20)) {
+            return .invalid("names sequence number \(h.u64(20)), out of range")
+        }
         return .record(RecordHeader(
             sequence: h.u64(4), writeTime: h.i64(12), expiry: h.i64(20), kind: kind, flags: flags,
             keyLength: keyLength, storedLength: stored, originalLength: original))

@@ -69,7 +69,9 @@ package struct SegmentHeader: Sendable, Equatable {
         if version > Format.newestReadableVersion { return .newerVersion(version) }
         let keyID = version >= Format.firstSealedVersion ? bytes.u32(40) : 0
         guard version >= Format.oldestReadableVersion, let kind = Format.SegmentKind(rawValue: bytes.u8(12)),
-              bytes.u8(13) & ~Format.SegmentFlag.known == 0, version < Format.firstSealedVersion || keyID != 0
+              bytes.u8(13) & ~Format.SegmentFlag.known == 0, version < Format.firstSealedVersion || keyID != 0,
+              bytes.u64(16) <= UInt64(UInt32.max), Format.isPlausibleSequence(bytes.u64(24)),
+              bytes.u64(32) <= Format.maximumSequence + 1
         else { return .damaged(magicMatches: true) }
         return .valid(SegmentHeader(
             id: bytes.u64(16), kind: kind, flags: bytes.u8(13),

@@ -24,6 +24,9 @@ package enum Formatting {
 
     package static func bytes(_ n: Int) -> String { bytes(Int64(n)) }
 
+    /// "1 problem", "2 problems": `n` and `noun`, with an s unless `n` is 1.
+    package static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
     package static func duration(_ seconds: Double) -> String {
         let s = abs(seconds)
         if s < 1 { return decimal(s * 1000, places: 0) + "ms" }

@@ -22,6 +22,22 @@ package enum InputReader {
         return try read(descriptor: descriptor, source: path, limit: limit)
     }
 
+    /// Like ``read(path:limit:)``, for a file that must be a regular file (a key file): opened
+    /// without blocking (a FIFO with no writer would hang the open) and checked with `fstat`
+    /// before anything is read; a FIFO, socket, device or folder throws an error whose
+    /// ``InputError/isNotARegularFile`` is true (bad usage, 64). Symbolic links are followed (a mounted secret is
+    /// often one).
+    package static func readRegularFile(path: String, limit: Int) throws(InputError) -> [UInt8] {
+        var descriptor: Int32
+        repeat { descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) } while descriptor < 0 && errno == EINTR
+        guard descriptor >= 0 else { throw InputError(source: path, call: "open", errno: errno) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw InputError(source: path, call: "fstat", errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw InputError(source: path, call: "fstat", errno: 0, isNotARegularFile: true) }
+        return try read(descriptor: descriptor, source: path, limit: limit)
+    }
+
     /// Every byte `descriptor` gives until end of file (or `limit` bytes and one more); `source`
     /// names it in errors (a path, or "standard input"). Retries EINTR; does not close the descriptor.
     package static func read(descriptor: Int32, source: String, limit: Int = .max) throws(InputError) -> [UInt8] {
@@ -56,12 +72,15 @@ package struct InputError: Error, CustomStringConvertible {
     package var call: String
     package var errno: Int32
 
-    package init(source: String, call: String, errno: Int32) {
-        (self.source, self.call, self.errno) = (source, call, errno)
+    /// The path names a FIFO, socket, device or folder where a regular file is required.
+    package var isNotARegularFile: Bool
+
+    package init(source: String, call: String, errno: Int32, isNotARegularFile: Bool = false) {
+        (self.source, self.call, self.errno, self.isNotARegularFile) = (source, call, errno, isNotARegularFile)
     }
 
     /// What the system says `errno` means (`strerror`).
-    package var systemMessage: String { String(cString: strerror(errno)) }
+    package var systemMessage: String { isNotARegularFile ? "not a regular file" : String(cString: strerror(errno)) }
 
     private var isStandardInput: Bool { source == "standard input" }
 
@@ -69,7 +88,7 @@ package struct InputError: Error, CustomStringConvertible {
     /// permitted): the command line must change. 74 (EX_IOERR) when a read, or an open of a
     /// path that is there, failed (EIO, ENOSPC, EMFILE...): an I/O error, as for standard output.
     package var exitCode: ExitCode {
-        [ENOENT, ENOTDIR, EACCES, EPERM, EISDIR, ENAMETOOLONG, ELOOP].contains(errno) ? Exit.usage : Exit.ioError
+        isNotARegularFile || [ENOENT, ENOTDIR, EACCES, EPERM, EISDIR, ENAMETOOLONG, ELOOP].contains(errno) ? Exit.usage : Exit.ioError
     }
 
     package var description: String {

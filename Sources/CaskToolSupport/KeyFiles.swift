@@ -8,7 +8,13 @@ import Foundation
 /// bytes of an AES-256 key, raw or as 64 hex digits (whitespace around them is ignored). Kept
 /// out of the command line so that a key is never in `ps` output or shell history.
 package func toolEncryption() throws -> StoreEncryption? {
-    guard let list = ProcessInfo.processInfo.environment["CASK_KEY_FILE"], !list.isEmpty else { return nil }
+    guard let list = ProcessInfo.processInfo.environment["CASK_KEY_FILE"] else { return nil }
+    guard !list.isEmpty else {
+        // Set but empty (`CASK_KEY_FILE=$UNSET_VARIABLE`): a key was meant to be given. Writing
+        // plaintext without a word would be the wrong guess.
+        printError("cask: CASK_KEY_FILE is set but empty; the store was not opened: name the key file (`CASK_KEY_FILE=store.key cask ...`), or unset CASK_KEY_FILE for a store without encryption")
+        throw Exit.usage
+    }
     let paths = list.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
     guard !paths.contains(where: \.isEmpty) else {
         printError("cask: CASK_KEY_FILE=\(list) has an empty entry: it must list key files separated by `:`, the current key's first (`CASK_KEY_FILE=new.key:old.key`)")
@@ -29,8 +35,14 @@ package func toolEncryption() throws -> StoreEncryption? {
 private func readKeyFile(_ path: String) throws -> SymmetricKey {
     let data: [UInt8]
     do {
-        data = try InputReader.read(path: path, limit: 4096)   // a key file is 32 to about 70 bytes
+        // A key file is 32 to about 70 bytes; a FIFO, device or folder is refused before a read
+        // could block or run on (InputReader.readRegularFile).
+        data = try InputReader.readRegularFile(path: path, limit: 4096)
     } catch {
+        if error.isNotARegularFile {
+            printError("cask: CASK_KEY_FILE: \(path) is not a regular file (a FIFO, socket, device or folder); the store was not opened; name a file holding the key (32 bytes, or 64 hex digits)")
+            throw Exit.usage
+        }
         printError("cask: CASK_KEY_FILE: cannot \(error.call) the key file \(path): \(error.systemMessage) (errno \(error.errno)); "
                    + "the store was not opened; \(keyFileAdvice(error.errno))")
         throw error.exitCode

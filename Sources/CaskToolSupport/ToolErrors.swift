@@ -30,12 +30,24 @@ package func withStoreErrors<T>(_ body: () throws -> T) throws -> T {
 package func message(for error: CaskError) -> String {
     switch error {
     case let .noStoreYet(path):
-        return "no store at \(path) yet: nothing to read; `cask put \(path) KEY VALUE` creates one, or check the path"
+        return noStoreMessage(path, why: "the folder is empty or holds no segment file")
     case let .encryptionKeyMissing(path, keyID, given) where given.isEmpty:
         return "\(path) is encrypted (key id \(StoreEncryption.keyIDText(keyID))) and no key was given; the store was not opened: set CASK_KEY_FILE to the file holding that key (`CASK_KEY_FILE=store.key cask ...`)"
     default:
         return "\(error)"
     }
+}
+
+/// The one message every verb gives for a folder that holds no store (`why` says what was
+/// found), naming both fixes.
+package func noStoreMessage(_ directory: String, why: String) -> String {
+    "no store at \(directory): \(why); check the path, or create a store with `cask put \(directory) KEY VALUE`"
+}
+
+/// Prints ``noStoreMessage(_:why:)`` and returns exit status 3.
+package func noStore(_ directory: String, why: String) -> ExitCode {
+    printError("cask: " + noStoreMessage(directory, why: why))
+    return Exit.storeError
 }
 
 /// Writes a line to standard error (best effort, never a trap).

@@ -100,22 +100,21 @@ enum OpenIntent {
 
 /// Opens the store in `directory` for a command.
 func openStore(_ directory: String, for intent: OpenIntent, configure: (inout StoreOptions) -> Void = { _ in }) throws -> DiskStore {
+    let encryption = try toolEncryption()   // a bad key setting is reported first, whatever the folder holds
     var isDirectory: ObjCBool = false
     let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
     if intent != .create && !exists {
-        printError("cask: no store at \(directory): the folder does not exist")
-        throw Exit.storeError
+        throw noStore(directory, why: "the folder does not exist")
     }
     if intent == .change, isDirectory.boolValue,
        let names = try? FileManager.default.contentsOfDirectory(atPath: directory), !names.contains(where: { $0.hasSuffix(".cask") }) {
-        printError("cask: no store at \(directory): the folder holds no segment file (`cask put` creates a store)")
-        throw Exit.storeError
+        throw noStore(directory, why: "the folder holds no segment file")
     }
     var options = StoreOptions()
     options.durability = .none
     options.logger.logLevel = .warning
     options.isReadOnly = intent == .read
-    options.encryption = try toolEncryption()
+    options.encryption = encryption
     configure(&options)
     return try withStoreErrors { try DiskStore(directory: directory, options: options) }
 }

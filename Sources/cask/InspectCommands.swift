@@ -246,13 +246,11 @@ extension Dump {
     /// rewrites), with the ids it holds. Writes nothing.
     func missingSegment() -> ExitCode {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-            printError("cask: no store at \(directory): the folder does not exist")
-            return Exit.storeError
+            return noStore(directory, why: "the folder does not exist")
         }
         let ids = names.compactMap(Self.segmentID).sorted()
         guard !ids.isEmpty else {
-            printError("cask: no store at \(directory): the folder holds no segment file; check the path")
-            return Exit.storeError
+            return noStore(directory, why: "the folder holds no segment file")
         }
         let shown = ids.prefix(20).map(String.init).joined(separator: ", ") + (ids.count > 20 ? " and \(ids.count - 20) more" : "")
         printError("cask: segment \(segment) is not in the store at \(directory) (compaction removes the segments it rewrites); it holds segment\(ids.count == 1 ? "" : "s") \(shown): dump one of those (`cask stats \(directory)` lists them with their sizes)")

@@ -54,7 +54,7 @@ struct Put: ParsableCommand {
 }
 
 struct Get: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Write a value to standard output; exit 1 when the key is missing.")
+    static let configuration = CommandConfiguration(abstract: "Write a value to standard output; exit 1 when the key is missing, 3 when it is missing from a store with damaged records (which may have held it).")
 
     @Argument(help: "The store directory.") var directory: String
     @OptionGroup var key: KeyArguments
@@ -63,8 +63,15 @@ struct Get: ParsableCommand {
         let name = try key.resolved()
         let store = try openStore(directory, for: .read)
         let value = try withStoreErrors { try store.value(forKey: name) }
+        let damaged = store.statistics.corruptRecords
         try withStoreErrors { try store.close() }
         guard let value else {
+            // The library answers a damaged record as a miss (a cache refills), found at the open
+            // or by this read; the tool does not call that "no such key": status 3.
+            if damaged > 0 {
+                printError("cask: no readable value for key \(ArgumentValues.escaped(name)): \(directory) holds \(Formatting.count(damaged, "damaged record")), which may include it; `cask verify \(directory)` names them, and `cask verify \(directory) --repair` removes the damage and keeps every intact key")
+                throw Exit.storeError
+            }
             printError("cask: no value for key \(ArgumentValues.escaped(name))")
             throw Exit.no
         }

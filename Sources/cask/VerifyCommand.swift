@@ -11,21 +11,21 @@ struct Verify: ParsableCommand {
     @Flag(help: "With --repair: give up bytes that still cannot be read after three tries, as damage (their records are dropped). Only for a disk that has lost them for good: a device that fails every read would lose the whole store.") var giveUpUnreadable = false
 
     func run() throws {
+        let encryption = try toolEncryption()   // a bad key setting is reported first
         guard FileManager.default.fileExists(atPath: directory) else {
-            printError("cask: no store at \(directory)")
-            throw Exit.storeError
+            throw noStore(directory, why: "the folder does not exist")
         }
         guard repair || !giveUpUnreadable else {
             printError("cask: --give-up-unreadable only applies with --repair; run `cask verify \(directory) --repair --give-up-unreadable`")
             throw Exit.usage
         }
-        if repair { try repairStore() }
-        try check()
+        if repair { try repairStore(encryption) }
+        try check(encryption)
     }
 
     /// The repair: damaged hint files, then an open (recovery), a scrub and a compaction.
-    private func repairStore() throws {
-        let found = try withStoreErrors { try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify() }
+    private func repairStore(_ encryption: StoreEncryption?) throws {
+        let found = try withStoreErrors { try StoreVerifier(directory: directory, encryption: encryption).verify() }
         if let first = found.unreadable.first, !giveUpUnreadable {
             for p in found.unreadable { print("UNREADABLE \(p)") }
             printError("cask: \(found.unreadable.count) byte ranges of \(directory) could not be read, the first \(first); not repairing, and nothing was changed: a failed read is not damage. Check the disk (dmesg) and run the repair again; if the disk has lost those bytes for good, `cask verify \(directory) --repair --give-up-unreadable` drops the records there")
@@ -49,7 +49,9 @@ struct Verify: ParsableCommand {
         let (dropped, report, remaining) = try withStoreErrors { () throws -> (Int, CompactionReport, Int) in
             do {
                 let dropped = try store.scrub()
-                let damaged = stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
+                // The check before the open counts too: an open from the index snapshot scans no
+                // segment, so it sees no damaged header.
+                let damaged = !found.problems.isEmpty || stats.damagedRanges > 0 || stats.corruptRecords > 0 || dropped > 0
                 if damaged { try store.sealActiveSegment() }
                 let rewritten = damaged ? try store.compact() : CompactionReport()
                 let remaining = store.count
@@ -79,18 +81,21 @@ struct Verify: ParsableCommand {
     }
 
     /// The check: every problem and unreadable range, then the exit status.
-    private func check() throws {
+    private func check(_ encryption: StoreEncryption?) throws {
         let progress = Progress("verify")
         let report = try withStoreErrors {
             defer { progress.finish() }
-            return try StoreVerifier(directory: directory, encryption: try toolEncryption()).verify { done, total in progress.update(done, of: total) }
+            return try StoreVerifier(directory: directory, encryption: encryption).verify { done, total in progress.update(done, of: total) }
         }
         for p in report.problems { print("DAMAGED \(p)") }
         for p in report.unreadable { print("UNREADABLE \(p)") }
         if let torn = report.tornTail { print("torn tail (cut at the next open): \(torn)") }
         for file in report.leftovers { print("leftover (removed at the next open): \(file)") }
-        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(report.problems.count) problems, \(report.unreadable.count) unreadable ranges")")
-        if !report.problems.isEmpty { throw Exit.no }
+        print("\(report.segments) segments, \(report.records) records, \(report.hintFiles) hint files, \(Formatting.bytes(report.bytesChecked)) checked: \(report.isClean ? "OK" : "\(Formatting.count(report.problems.count, "problem")), \(Formatting.count(report.unreadable.count, "unreadable range"))")")
+        if !report.problems.isEmpty {
+            printError("cask: \(directory) is damaged (\(Formatting.count(report.problems.count, "problem"))); `cask verify \(directory) --repair` removes the damage and keeps every intact key")
+            throw Exit.no
+        }
         if let first = report.unreadable.first {
             // Bytes that could not be read are not damage (format-spec.md, "A failed read is never
             // damage"): the answer is "could not check", the status of an I/O failure.

@@ -227,7 +227,7 @@ import Testing
         let seconds = Date().timeIntervalSince(started)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         print("\(cycles) open-put-close cycles: \(files.count) files (\(files.joined(separator: ", "))) in \(String(format: "%.1f", seconds)) s")
-        #expect(files.count <= 4, "\(files)")   // LOCK, STOREID, INDEX, a segment (a hint at most for a moment)
+        #expect(files.count <= 3, "\(files)")
         let store = try DiskStore(directory: dir.path, options: o)
         defer { try? store.close() }
         #expect(store.count == 500)

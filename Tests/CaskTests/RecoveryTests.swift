@@ -133,10 +133,11 @@ import CaskFormat
         let store = try DiskStore(directory: dir.path, options: options())
         try store.setValue(Data("kept".utf8), forKey: "a")
         try store.close()
-        // A checksummed record whose sequence leaves no room for new writes, appended to the
-        // segment (its hint removed, so that open scans it).
+        // A checksummed record at the last sequence number a writer may issue (format-spec.md,
+        // "Sequence numbers"), which leaves no room for new writes, appended to the segment (its
+        // hint removed, so that open scans it). One past it is damage (HostileFileTests).
         let key = Array("b".utf8), value = Array("x".utf8)
-        let header = RecordHeader(sequence: .max - 3, writeTime: 1_800_000_000_000, expiry: 0, kind: .value, flags: 0,
+        let header = RecordHeader(sequence: Format.maximumSequence, writeTime: 1_800_000_000_000, expiry: 0, kind: .value, flags: 0,
                                   keyLength: key.count, storedLength: value.count, originalLength: value.count)
         var record = [UInt8](repeating: 0, count: header.encodedSize)
         key.withUnsafeBytes { k in value.withUnsafeBytes { v in record.withUnsafeMutableBytes { RecordCodec.encode(header, key: k, value: v, into: $0) } } }

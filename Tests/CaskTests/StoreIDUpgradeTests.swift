@@ -107,14 +107,15 @@ import CaskFormat
         #expect((good + [0]).withUnsafeBytes(StoreIDFile.parse) != .valid(b))
     }
 
-    @Test func newUnencryptedStoreGetsAnIDAndOldOnesAreLeftAlone() throws {
-        let dir = TemporaryDirectory()
-        try DiskStore(directory: dir.path, options: options()).close()
-        #expect(FileManager.default.fileExists(atPath: dir.file(StoreIDFile.name)))
-        try FileManager.default.removeItem(atPath: dir.file(StoreIDFile.name))
-        let store = try DiskStore(directory: dir.path, options: options())
+    /// Only encryption makes the file: an unencrypted store seals nothing, and a new encrypted
+    /// store has it before its first segment.
+    @Test func onlyAnEncryptedStoreGetsAnID() throws {
+        let plain = TemporaryDirectory(), sealed = TemporaryDirectory()
+        let store = try DiskStore(directory: plain.path, options: options())
         try store.setValue(Data("v".utf8), forKey: "k")
         try store.close()
-        #expect(!FileManager.default.fileExists(atPath: dir.file(StoreIDFile.name)))
+        #expect(!FileManager.default.fileExists(atPath: plain.file(StoreIDFile.name)))
+        try DiskStore(directory: sealed.path, options: try encryptedOptions(testKey(3))).close()
+        #expect(FileManager.default.fileExists(atPath: sealed.file(StoreIDFile.name)))
     }
 }

@@ -120,8 +120,10 @@ func caskExecutable() -> String? { executable(named: "cask") }
 func harnessExecutable() -> String? { executable(named: "cask-harness") }
 
 /// Runs `cask` with `arguments`; returns exit status, standard output and standard error.
-func runCask(_ arguments: [String]) throws -> (Int32, String, String) {
-    try run(executable: "cask", arguments)
+/// `environment` adds variables to this process's (CASK_KEY_FILE); a run past `timeout`
+/// seconds is killed and reported as an issue (status -9).
+func runCask(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> (Int32, String, String) {
+    try run(executable: "cask", arguments, environment: environment, timeout: timeout)
 }
 
 /// Runs `cask-harness` with `arguments`; returns exit status, standard output and standard error.
@@ -129,7 +131,7 @@ func runHarness(_ arguments: [String]) throws -> (Int32, String, String) {
     try run(executable: "cask-harness", arguments)
 }
 
-private func run(executable name: String, _ arguments: [String]) throws -> (Int32, String, String) {
+private func run(executable name: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 600) throws -> (Int32, String, String) {
     guard let path = executable(named: name) else {
         Issue.record("the \(name) executable was not found; run `swift build --product \(name)` first")
         return (-1, "", "")
@@ -140,7 +142,17 @@ private func run(executable name: String, _ arguments: [String]) throws -> (Int3
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     try process.run()
+    let watchdog = DispatchWorkItem { [process] in
+        guard process.isRunning else { return }
+        Issue.record("\(name) \(arguments.joined(separator: " ")) ran past \(timeout) s; killed")
+        kill(process.processIdentifier, SIGKILL)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+    defer { watchdog.cancel() }
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -405,4 +417,20 @@ func fixtureStore(_ name: String, in dir: TemporaryDirectory) throws -> (path: S
     var rest = Substring(hex)
     while rest.count >= 2 { bytes.append(try #require(UInt8(rest.prefix(2), radix: 16))); rest = rest.dropFirst(2) }
     return (path, SymmetricKey(data: bytes))
+}
+
+/// Appends to `segment` a record with a valid checksum and no value (a tombstone by default)
+/// claiming `sequence`: what someone who can write the files, with no key, can add.
+func appendForgedRecord(to segment: String, sequence: UInt64, key: String, kind: Format.RecordKind = .tombstone, expiry: Int64 = 0) throws {
+    let keyBytes = Array(key.utf8)
+    let header = RecordHeader(sequence: sequence, writeTime: 1_800_000_000_000, expiry: expiry, kind: kind, flags: 0,
+                              keyLength: keyBytes.count, storedLength: 0, originalLength: 0)
+    var record = [UInt8](repeating: 0, count: header.encodedSize)
+    record.withUnsafeMutableBytes { out in
+        keyBytes.withUnsafeBytes { k in RecordCodec.encode(header, key: k, value: UnsafeRawBufferPointer(start: nil, count: 0), into: out) }
+    }
+    let h = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: segment))
+    try h.seekToEnd()
+    try h.write(contentsOf: Data(record))
+    try h.close()
 }

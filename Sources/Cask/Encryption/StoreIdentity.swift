@@ -12,20 +12,15 @@ import CaskFormat
 ///   the keys are known to fit (a refused open changes nothing); a read-only open reads the
 ///   version-7 segments as they were written (no binding).
 ///
-/// Without encryption nothing is sealed and the file is not read: a writing open makes it for a
-/// new store only (an existing store gets one at its first encrypted writing open).
+/// Without encryption nothing is sealed: the file is neither read nor made (a store gets one at
+/// its first encrypted writing open, which an unencrypted store with records refuses).
 enum StoreIdentity {
     /// The binding for an open of the store in `directory` with `options` (whose lock a
     /// writing open holds), made durable first when it is new; nil without encryption or for a
     /// read-only open of a version-7 store.
     static func resolve(_ directory: String, options: StoreOptions) throws(CaskError) -> StoreBinding? {
         let fs = options.fileSystem
-        guard options.keyring != nil else {
-            if !options.isReadOnly, try StoreDirectory(directory, fs: fs).segmentIDs.isEmpty, try !StoreIDFile.exists(in: directory, fs: fs) {
-                try StoreIDFile.write(.random(legacyLimit: 0), in: directory, fs: fs)
-            }
-            return nil
-        }
+        guard options.keyring != nil else { return nil }
         if let binding = try StoreIDFile.read(in: directory, fs: fs) { return binding }
         let loader = StoreLoader(directory: directory, options: options)
         let snapshot = try loader.snapshot()

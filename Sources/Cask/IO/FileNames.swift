@@ -23,6 +23,12 @@ enum FileNames {
         return UInt32(stem)
     }
 
+    /// The folder part of `path` ("." for a bare name, "/" for a file at the root).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }

@@ -43,10 +43,39 @@ public struct POSIXFileSystem: CaskFileSystem {
         case .appendOrCreate: flags = O_RDWR | O_CREAT | O_APPEND
         case .createTruncate: flags = O_RDWR | O_CREAT | O_TRUNC
         }
-        let fd = retrying { sys_open(path, flags | O_CLOEXEC, 0o600) }
-        if fd < 0 { throw failure("open", path) }
+        // O_NOFOLLOW: a store file that is a symbolic link is never followed (format-spec.md,
+        // "Permissions"); O_NONBLOCK: a FIFO put in a file's place cannot hang the open (it has
+        // no effect on a regular file).
+        let fd = retrying { sys_open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
+        if fd < 0 {
+            if errno == ELOOP { throw .foreignFile(path: path, reason: "is a symbolic link") }
+            throw failure("open", path)
+        }
+        do throws(CaskError) {
+            try Self.requireOwnRegularFile(fd, path: path)
+        } catch {
+            _ = sys_close(fd)
+            throw error
+        }
         openPaths.withLock { $0[fd] = path }
         return CaskFileHandle(rawValue: fd)
+    }
+
+    /// The `fstat` check after every open: a regular file, owned by the user running the process
+    /// or by the owner of its folder (root may open a store another user owns, as `cask verify`
+    /// run by an administrator does). A FIFO, device, folder or socket in a store file's place,
+    /// or a file another user planted in the folder, is refused.
+    private static func requireOwnRegularFile(_ fd: Int32, path: String) throws(CaskError) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io(operation: "fstat", path: path, errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .foreignFile(path: path, reason: "is not a regular file") }
+        if info.st_uid == geteuid() { return }
+        var folder = stat()
+        let parent = FileNames.directory(of: path)
+        guard stat(parent, &folder) == 0 else { throw .io(operation: "stat", path: parent, errno: errno) }
+        guard info.st_uid == folder.st_uid else {
+            throw .foreignFile(path: path, reason: "is owned by user \(info.st_uid), not by the owner of its folder (user \(folder.st_uid))")
+        }
     }
 
     public func close(_ handle: CaskFileHandle) {

@@ -43,6 +43,7 @@ public struct SegmentDump: Sendable {
     /// Reads segment `id` of the store in `directory` without changing anything.
     public static func read(directory: String, segment id: UInt32, fileSystem: any CaskFileSystem = POSIXFileSystem()) throws(CaskError) -> SegmentDump {
         let path = FileNames.join(directory, FileNames.segment(id))
+        _ = try StorePermissionCheck.refuseWritableByOthers(directory, fs: fileSystem)
         let handle = try fileSystem.open(path, mode: .read)
         defer { fileSystem.close(handle) }
         let bytes = try fileSystem.readWholeFile(handle)

@@ -62,7 +62,10 @@ public struct StoreVerifier: Sendable {
     /// (even one writing) can be checked. A segment that the writer's compaction deletes during
     /// the check is skipped (its records live on in the compaction's output); the writer's
     /// newest segment may end in a record being written, reported as ``Report/tornTail``.
-    /// - Throws: ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
+    /// - Throws: ``CaskError/unsafePermissions(path:mode:)`` for a folder or file other users may
+    ///   write, as an open does; ``CaskError/foreignFile(path:reason:)`` for a store file that is
+    ///   a symbolic link or not a regular file;
+    ///   ``CaskError/io(operation:path:errno:)`` when a file cannot be opened or listed;
     ///   ``CaskError/notACaskStore(file:)`` (also for a folder with no segment);
     ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``; and, as an open would
     ///   (format-spec.md, "Keys at open"), ``CaskError/encryptionKeyMissing(path:keyID:given:)``
@@ -72,6 +75,7 @@ public struct StoreVerifier: Sendable {
     ///   is damaged, or missing while a segment binds it (format-spec.md, "Store id").
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
         try StoreFiles.requireExistingStore(directory, fs: fs)
+        _ = try StorePermissionCheck.refuseWritableByOthers(directory, fs: fs)
         var bound = self
         var options = StoreOptions()
         options.isReadOnly = true
@@ -88,6 +92,12 @@ public struct StoreVerifier: Sendable {
         let total = sizes.values.reduce(0, +)
         var scanned: [(id: UInt32, summary: SegmentScanner.Summary)] = []
         for id in listing.segmentIDs where sizes[id] != nil {
+            if try isUnfinishedNewest(id, in: listing, size: sizes[id]!) {
+                // As the open does (format-spec.md, "Recovery on open", step 2): a newest segment
+                // no longer than a header, with a damaged one, was being created; it is removed.
+                report.leftovers.append("\(listing.segmentPath(id)) (a segment being created when the writer stopped)")
+                continue
+            }
             do throws(CaskError) {
                 scanned.append((id, try checkRecords(of: id, in: listing, into: &report)))
             } catch .io(_, _, ENOENT) {
@@ -130,6 +140,17 @@ public struct StoreVerifier: Sendable {
             sizes[id] = try fs.size(h)
         }
         return sizes
+    }
+
+    /// Whether segment `id` is the newest and holds at most a header that does not parse: what
+    /// a crash during rollover leaves, and what an open removes.
+    private func isUnfinishedNewest(_ id: UInt32, in listing: StoreDirectory, size: Int64) throws(CaskError) -> Bool {
+        guard id == listing.segmentIDs.last, size <= Int64(Format.segmentHeaderSize) else { return false }
+        let handle = try fs.open(listing.segmentPath(id), mode: .read)
+        defer { fs.close(handle) }
+        let bytes = try fs.readWholeFile(handle)
+        if case .damaged = bytes.withUnsafeBytes({ SegmentHeader.parse($0) }) { return true }
+        return false
     }
 
     /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
@@ -260,6 +281,6 @@ public struct StoreVerifier: Sendable {
                 report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))
             }
         }
-        report.leftovers = listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
+        report.leftovers += listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
     }
 }

@@ -67,7 +67,7 @@ struct SnapshotInput {
         return b.withUnsafeBytes { raw -> IndexSnapshot.Header? in
             guard raw.prefix(8).elementsEqual(IndexSnapshot.magic), raw.u32(8) == IndexSnapshot.version else { return nil }
             let entries = raw.u64(16), keyBytes = raw.u64(24), slots = raw.u64(56)
-            guard entries < 1 << 32, keyBytes < 1 << 32, slots < 1 << 32 else { return nil }
+            guard entries < 1 << 32, keyBytes < 1 << 32, slots < 1 << 32, Format.isPlausibleSequence(raw.u64(40)) else { return nil }
             return IndexSnapshot.Header(segments: Int(raw.u32(12)), entries: Int(entries), keyBytes: Int(keyBytes),
                                         pins: Int(raw.u32(32)), pinKeyBytes: Int(raw.u32(36)),
                                         maximumSequence: raw.u64(40), seed: raw.u64(48), slots: Int(slots))

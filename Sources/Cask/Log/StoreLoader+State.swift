@@ -8,10 +8,10 @@ extension StoreLoader {
     /// After recovery: a new active segment after every sequence number seen, and the state holding the
     /// kept segments, the index and each segment's live bytes.
     func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
-        // A checksummed record (or header) claiming a sequence number at the top of the space
-        // leaves none for new writes: refuse the store instead of wrapping around.
-        guard maximumSequence < UInt64.max >> 1 else {
-            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence); no sequence numbers are left for new writes")
+        // Every sequence kept is at most Format.maximumSequence (a higher one is damage); one
+        // at the very top leaves none for new writes: refuse writing instead of wrapping around.
+        guard maximumSequence < Format.maximumSequence else {
+            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence), the last a writer may issue; no sequence numbers are left for new writes (copy the values out with 'cask backup' or 'cask dump' and start a new store)")
         }
         let continued = try continueNewest(of: kept, listing: listing)
         let writer: SegmentWriter
@@ -29,6 +29,7 @@ extension StoreLoader {
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
+            if segment.header == nil { state.usage[segment.file.id]?.headerDamaged = true }   // compaction rewrites it first
         }
         try noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {

@@ -173,7 +173,11 @@ struct StoreLoader {
             let path = listing.segmentPath(id)
             let handle = try fs.open(path, mode: .read)
             let size = try fs.size(handle)
-            let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: Int(size))
+            // A reader does not map the newest segment: a writing process may cut its torn tail
+            // (or a failed write) while this one runs, and a mapped read past the new end would
+            // kill it with SIGBUS; pread returns short instead (format-spec.md, "Readers").
+            let mayShrink = readOnly && id == listing.segmentIDs.last
+            let file = SegmentFile(id: id, path: path, handle: handle, fileSystem: fs, mapLength: mayShrink ? 0 : Int(size))
             var head = [UInt8](repeating: 0, count: min(Int(size), Format.segmentHeaderSize))
             _ = try head.withMutableBytes { raw throws(CaskError) in try fs.readExactly(handle, into: raw, at: 0) }
             var header: SegmentHeader?

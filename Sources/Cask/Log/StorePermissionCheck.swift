@@ -21,14 +21,7 @@ enum StorePermissionCheck {
     /// checked on a file system that keeps no modes.
     static func check(_ directory: String, options: StoreOptions, writing: Bool) throws(CaskError) {
         let fs = options.fileSystem
-        guard let folderMode = try fs.permissions(of: directory) else { return }
-        try refuseIfWritableByOthers(directory, folderMode)
-        for name in try fs.contentsOfDirectory(directory) {
-            let path = FileNames.join(directory, name)
-            let mode: UInt16?
-            do throws(CaskError) { mode = try fs.permissions(of: path) } catch .io(_, _, ENOENT) { continue }
-            if let mode { try refuseIfWritableByOthers(path, mode) }
-        }
+        guard let folderMode = try refuseWritableByOthers(directory, fs: fs) else { return }
         let wider = folderMode & 0o077 & ~options.permissions.folderMode
         guard wider != 0 else { return }
         let asked = String(options.permissions.folderMode, radix: 8)
@@ -43,6 +36,22 @@ enum StorePermissionCheck {
         } catch {
             options.logger.warning("\(directory) may be read by other users (mode \(found)) and could not be closed to them: \(error)")
         }
+    }
+
+    /// The refusing half of ``check(_:options:writing:)``, which `cask verify` and `cask dump`
+    /// make too (a report on files others could have changed would vouch for them): throws
+    /// ``CaskError/unsafePermissions(path:mode:)`` when the folder or an entry may be written by
+    /// other users. Returns the folder's mode (nil on a file system that keeps none). Changes nothing.
+    static func refuseWritableByOthers(_ directory: String, fs: any CaskFileSystem) throws(CaskError) -> UInt16? {
+        guard let folderMode = try fs.permissions(of: directory) else { return nil }
+        try refuseIfWritableByOthers(directory, folderMode)
+        for name in try fs.contentsOfDirectory(directory) {
+            let path = FileNames.join(directory, name)
+            let mode: UInt16?
+            do throws(CaskError) { mode = try fs.permissions(of: path) } catch .io(_, _, ENOENT) { continue }
+            if let mode { try refuseIfWritableByOthers(path, mode) }
+        }
+        return folderMode
     }
 
     private static func refuseIfWritableByOthers(_ path: String, _ mode: UInt16) throws(CaskError) {

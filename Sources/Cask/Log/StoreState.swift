@@ -13,6 +13,9 @@ struct SegmentUsage: Sendable {
     var isCompacted = false
     /// The key id its records are sealed with (format version 7); 0 for unsealed records.
     var keyID: UInt32 = 0
+    /// Its header failed its checks at open (its records were scanned): compaction rewrites it
+    /// first, whatever its garbage, so that a repair leaves no damaged header behind.
+    var headerDamaged = false
 }
 
 /// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
@@ -158,6 +161,11 @@ struct StoreState: Sendable {
             // Behind the gate when the next segment is prepared (the flush thread syncs the
             // sealed one outside the lock); else with the sync here.
             if try rolloverBehindGate() == nil { try rollover() }
+        }
+        // A record past the last sequence number would be read back as damage (format-spec.md,
+        // "Sequence numbers"): refuse it, unwritten, instead.
+        guard Format.isPlausibleSequence(nextSequence) else {
+            throw .corruption(file: directory, offset: 0, reason: "no sequence numbers are left for new writes (the last is \(Format.maximumSequence)); copy the values out with 'cask backup' and start a new store")
         }
         // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
         let sealed = (kind == .value || kind == .pin) && sealer != nil

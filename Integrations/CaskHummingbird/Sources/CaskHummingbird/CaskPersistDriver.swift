@@ -14,9 +14,14 @@ import ServiceLifecycle
 /// throws `PersistError.duplicate` when the key holds a value; ``set(key:value:expires:)``
 /// without an expiry keeps the expiry the key already had; ``get(key:as:)`` answers nil once the
 /// value expired and throws `PersistError.invalidConversion` when the stored value cannot be
-/// read as the asked type. Values are stored with the cache's coder (JSON by default), so a
-/// value reads back as any type whose `Codable` form matches (the memory driver compares
-/// Swift types instead).
+/// read as the asked type. A `Data` is stored as its raw bytes and any other value with the
+/// cache's coder (JSON by default), each with a marker of its kind: raw bytes read as a
+/// `Codable` type, or an encoded value (a `ByteBuffer` too) read as `Data`, throw
+/// `invalidConversion`, as with the memory driver. Within the encoded kind a value reads back as
+/// any type whose `Codable` form matches (the memory driver compares Swift types instead).
+/// Values stored by earlier versions of the driver, which wrote no marker, read as they did.
+/// Read the driver's keys through the driver: through ``cache`` their bytes start with the
+/// 8-byte marker.
 ///
 /// Expiry is kept in milliseconds, on the store's clock. As a `Service` it waits for the
 /// graceful shutdown of its `ServiceGroup` and then closes the store (syncing it and writing the
@@ -43,29 +48,28 @@ public struct CaskPersistDriver: PersistDriver {
     }
 
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let bytes = try StoredValue.bytes(of: value, forKey: key, coder: cache.options.coder)
         try await writes.run {
             guard try cache.metadata(forKey: key) == nil else { throw PersistError.duplicate }
-            try cache.setValue(value, forKey: key, timeToLive: Self.timeToLive(expires))
+            try cache.setData(bytes, forKey: key, timeToLive: Self.timeToLive(expires))
         }
     }
 
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let bytes = try StoredValue.bytes(of: value, forKey: key, coder: cache.options.coder)
         try await writes.run {
             var ttl = Self.timeToLive(expires)
             if expires == nil, let left = try Self.timeLeft(of: cache.metadata(forKey: key)) {
                 // The memory driver keeps an existing expiry when none is given.
                 ttl = max(left, .milliseconds(1))
             }
-            try cache.setValue(value, forKey: key, timeToLive: ttl)
+            try cache.setData(bytes, forKey: key, timeToLive: ttl)
         }
     }
 
     public func get<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> Object? {
-        do {
-            return try await cache.value(type, forKey: key)
-        } catch .typeMismatch {
-            throw PersistError.invalidConversion
-        }
+        guard let stored = try await cache.data(forKey: key) else { return nil }
+        return try StoredValue.value(type, from: stored, coder: cache.options.coder)
     }
 
     public func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
