@@ -83,7 +83,7 @@ let package = Package(
         ),
         .testTarget(name: "CaskTests", dependencies: [
             "Cask", "CaskFormat", "CaskTesting", "CaskToolSupport", .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

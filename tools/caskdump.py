@@ -6,7 +6,7 @@ and a CRC32C of the value, without changing any file. Where it disagrees with `c
 the spec or the Swift code is wrong.
 
 usage: python3 tools/caskdump.py DIR [--json] [--now-ms MS] [--key-file PATH]...
-Needs Python 3 and the `lz4` package (pip install lz4). An encrypted store (format version 7)
+Needs Python 3 and the `lz4` package (pip install lz4). An encrypted store (format version 7 or 8)
 needs its keys, one --key-file each (current and previous keys; a file holds 32 raw bytes or 64
 hex characters), and the `cryptography` package (pip install cryptography).
 """
@@ -24,15 +24,18 @@ import lz4.block
 SEGMENT_MAGIC = b"CASKSEG\x00"
 HINT_MAGIC = b"CASKHNT\x00"
 HINT_END = b"HEND"
-VERSION = 7          # reads versions 1 to 7 (2 added pin records, kind 3; 3 compact hint entries;
+VERSION = 8          # reads versions 1 to 8 (2 added pin records, kind 3; 3 compact hint entries;
                      # 4 cache entries: record flag bit 2, the value starts with an entry header;
                      # 5 removal records, kind 4: the key field is a prefix; 6 tags: flag bit 3,
                      # entry header version 2, a tagged removal's key field is a tag; 7 sealed
                      # records: flag bit 4, the segment header names the key; in an encrypted
-                     # store pin records are sealed and hint files end with a seal)
+                     # store pin records are sealed and hint files end with a seal; 8 the seals
+                     # also bind the store id of STOREID, spec "Store id")
 HINT_VERSION = 6     # hint files keep version 6's layout (spec: "Versioning", version 7)
 SEALED = 32          # u32 key id, 12-byte nonce, then after the ciphertext a 16-byte tag
 HINT_SEAL = 32       # u32 key id, 8-byte base, one 16-byte tag, "HSEL" (spec: "File seals")
+STORE_ID_MAGIC = b"CASKSID\x00"
+STORE_ID_SIZE = 48   # magic, u32 version 1, u32 0, 16-byte id, u64 legacy limit, u32 0, u32 checksum
 HINT_SEAL_MAGIC = b"HSEL"
 ENTRY_HEADER = 9     # u8 version (1, or 2 with tags), i64 freshUntil (ms, > 0)
 TAGGED_ENTRY_MIN = 12  # version 2: + u8 tag count (1..64), then per tag u8 length (1..255) and bytes
@@ -70,10 +73,10 @@ assert crc32c(b"123456789") == 0xE3069283
 # --- Segment header (spec: "Segment header") ------------------------------------------------
 def header_intact(b, version):
     """The version (bytes 8..<12) says where the checksum lies: versions 1-6 at 40 over 0..<40,
-    version 7 at 44 over 0..<44 (after the key id); a newer one is intact at either place."""
+    versions 7 and 8 at 44 over 0..<44 (after the key id); a newer one is intact at either place."""
     at_40 = masked(crc32c(b[0:40])) == struct.unpack_from("<I", b, 40)[0]
     at_44 = masked(crc32c(b[0:44])) == struct.unpack_from("<I", b, 44)[0]
-    if version == 7:
+    if version in (7, 8):
         return at_44
     return at_40 or (version > VERSION and at_44)
 
@@ -87,8 +90,8 @@ def parse_segment_header(b):
         return None
     if version > VERSION:
         raise SystemExit(f"format version {version} is newer than this reader ({VERSION})")
-    key_id = struct.unpack_from("<I", b, 40)[0] if version == 7 else 0
-    if version < 1 or kind not in (1, 2) or flags & ~1 or (version == 7 and key_id == 0):
+    key_id = struct.unpack_from("<I", b, 40)[0] if version >= 7 else 0
+    if version < 1 or kind not in (1, 2) or flags & ~1 or (version >= 7 and key_id == 0):
         return None
     if seg_id > 0xFFFFFFFF or min_seq > MAX_SEQUENCE or seq_limit > MAX_SEQUENCE + 1:
         return None
@@ -181,6 +184,37 @@ def read_key_file(path):
     raise SystemExit(f"{path}: not a key (32 raw bytes or 64 hex characters)")
 
 
+# --- Store id (spec: "Store id") -----------------------------------------------------------
+def read_store_binding(directory, segments):
+    """The 24 bytes every version-8 seal binds (STOREID bytes 16..<40: the id and the legacy
+    limit) and the legacy limit, or (None, None) for a store without STOREID and with no
+    version-8 segment (a version-7 store). The file is checked strictly; a damaged one, or a
+    missing one beside a version-8 segment, stops the reader as it refuses Cask's open."""
+    path = os.path.join(directory, "STOREID")
+    if os.path.islink(path):
+        raise SystemExit(f"{path} is a symbolic link: not read")
+    if not os.path.exists(path):
+        v8 = [i for i, (_, h) in segments.items() if h and h["version"] >= 8]
+        if v8:
+            raise SystemExit(f"{path} is missing, and {v8[0]:010d}.cask binds the store id (format version 8)")
+        return None, None
+    b = open(path, "rb").read()
+    if len(b) != STORE_ID_SIZE or b[0:8] != STORE_ID_MAGIC or masked(crc32c(b[0:44])) != struct.unpack_from("<I", b, 44)[0]:
+        raise SystemExit(f"{path} is damaged (size, magic or checksum)")
+    version, reserved, limit, reserved2 = struct.unpack_from("<II", b, 8) + struct.unpack_from("<QI", b, 32)
+    if version != 1 or reserved or reserved2 or limit > 0xFFFFFFFF:
+        raise SystemExit(f"{path} has version {version}, reserved bytes or a legacy limit this reader does not know")
+    return b[16:40], limit
+
+
+def bind(rec, seg_id, binding, legacy_limit):
+    """A sealed record of a segment above the legacy limit binds the store (version 8): its
+    associated data is version 7's followed by the 24 binding bytes."""
+    if rec is not None and rec["aad"] is not None and binding is not None and seg_id > legacy_limit:
+        rec["aad"] = rec["aad"] + binding
+    return rec
+
+
 def unseal(rec, keys):
     """What an unsealed record would store, or None when the key id is not among `keys` (id ->
     key) or the value fails authentication: keyID | nonce | ciphertext | tag."""
@@ -211,10 +245,11 @@ def pin_seal_holds(rec, keys):
     return bool(rec["flags"] & 16) and unseal(rec, keys) == b""
 
 
-def hint_seal_holds(data, keys):
+def hint_seal_holds(data, keys, binding=None):
     """Spec "File seals": a hint file ends with keyID | base (8 bytes) | one tag | "HSEL". The tag
     is AES-256-GCM under the seal key HMAC-SHA256(store key, "cask file seal"), nonce base | u32 0
-    (its one section), of an empty plaintext with every byte before the seal as associated data."""
+    (its one section), of an empty plaintext with the store binding (when the store has one)
+    and every byte before the seal as associated data."""
     if len(data) < HINT_SEAL or data[-4:] != HINT_SEAL_MAGIC:
         return False
     seal = data[-HINT_SEAL:]
@@ -223,7 +258,7 @@ def hint_seal_holds(data, keys):
         return False
     seal_key = hmac.new(key, b"cask file seal", hashlib.sha256).digest()
     try:
-        aes_gcm(seal_key).decrypt(seal[4:12] + struct.pack("<I", 0), seal[12:28], data[:-HINT_SEAL])
+        aes_gcm(seal_key).decrypt(seal[4:12] + struct.pack("<I", 0), seal[12:28], (binding or b"") + data[:-HINT_SEAL])
     except Exception:
         return False
     return True
@@ -231,7 +266,7 @@ def hint_seal_holds(data, keys):
 
 def check_keys(segments, keys):
     """Spec "Keys at open": every intact segment header is checked before anything is read."""
-    sealed = {i: h["key_id"] for i, (_, h) in segments.items() if h and h["version"] == 7}
+    sealed = {i: h["key_id"] for i, (_, h) in segments.items() if h and h["version"] >= 7}
     given = ", ".join(f"{k:08x}" for k in sorted(keys))
     if sealed and not keys:
         needed = ", ".join(f"{k:08x}" for k in sorted(set(sealed.values())))
@@ -247,12 +282,12 @@ def check_keys(segments, keys):
 
 
 # --- Hint files (spec: "Hint file") ---------------------------------------------------------
-def parse_hint(b, seg_id, seg_size, keys=None):
+def parse_hint(b, seg_id, seg_size, keys=None, binding=None):
     """Entries of a valid hint file, or None when any check fails. With encryption on (`keys`)
     the hint must end with a seal that holds, and the checks apply to the bytes before it (spec
     "Hint file", validity; "File seals"); without, a sealed hint fails (no HEND at the end)."""
     if keys:
-        if not hint_seal_holds(b, keys):
+        if not hint_seal_holds(b, keys, binding):
             return None
         b = b[:-HINT_SEAL]
     if len(b) < HINT_HEADER + 8 or b[0:8] != HINT_MAGIC:
@@ -369,6 +404,7 @@ def read_store(directory, keys=None):
         data = open(os.path.join(directory, f"{i:010d}.cask"), "rb").read()
         segments[i] = (data, parse_segment_header(data))
     check_keys(segments, keys)
+    binding, legacy_limit = read_store_binding(directory, segments) if keys else (None, None)
     epoch = max([i for i, (_, h) in segments.items() if h and h["clears_older"]], default=None)
     if epoch is not None:
         segments = {i: s for i, s in segments.items() if i >= epoch}
@@ -390,7 +426,7 @@ def read_store(directory, keys=None):
         hint_path = os.path.join(directory, f"{i:010d}.hint")
         entries = None
         if header and os.path.exists(hint_path):
-            entries = parse_hint(open(hint_path, "rb").read(), i, len(data), keys)
+            entries = parse_hint(open(hint_path, "rb").read(), i, len(data), keys, binding)
         if entries is not None:
             for e in entries:
                 if e["kind"] == 4:
@@ -405,7 +441,7 @@ def read_store(directory, keys=None):
                         problems.append(f"{i:010d}.hint: pin record of {e['key']!r} at {e['offset']} "
                                         f"is {'not ' if keys else ''}sealed: not applied")
                     continue
-                rec = decode_record(data, e["offset"])
+                rec = bind(decode_record(data, e["offset"]), i, binding, legacy_limit)
                 if rec is not None and not record_matches(rec, e):
                     rec = None   # found on read as damage (spec "Recovery on open", rule 8)
                 info = {"kind": e["kind"], "flags": e["flags"], "write": e["write"], "expiry": e["expiry"],
@@ -417,6 +453,7 @@ def read_store(directory, keys=None):
         if header is None and len(data) <= SEGMENT_HEADER and i == last_log:
             continue     # a segment whose creation never completed
         records, damage = scan_segment(data)
+        records = [bind(r, i, binding, legacy_limit) for r in records]
         # In the newest log segment everything from the first damaged byte on is a torn tail
         # (spec step 6): records after it were never durable and are ignored.
         tail = damage[0][0] if (i == last_log and header is not None and damage) else None

@@ -21,6 +21,11 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A read-only open found no store at `path` yet: the folder is missing, empty, or holds
     /// no segment. Only a writing open creates a store.
     case noStoreYet(path: String)
+    /// The store id file (`path`, `STOREID`) of an encrypted store is damaged (`reason` says
+    /// how), or missing while a segment's seals bind the store's id (format version 8), so no
+    /// sealed value could be trusted: the store was not opened and nothing was changed
+    /// (format-spec.md, "Store id").
+    case storeIDUnusable(path: String, reason: String)
     /// A file was written by a newer format version than this build understands.
     case unsupportedFormatVersion(file: String, found: UInt32, supported: UInt32)
     /// A key was empty.
@@ -84,6 +89,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
             return "not a Cask store: \(file) is not Cask's (a store directory holds only LOCK, INDEX, *.cask and *.hint files); check the path"
         case let .noStoreYet(path):
             return "no store at \(path) yet: a read-only open reads an existing store; open it once for writing (without isReadOnly) to create it, or check the path"
+        case let .storeIDUnusable(path, reason):
+            return "\(path) \(reason), so the store's sealed values cannot be trusted; the store was not opened and nothing was changed: restore that file from a backup of this store (never from another store). If none is left, its values are lost: remove the store's folder to start empty (a cache refills)"
         case let .unsupportedFormatVersion(file, found, supported):
             return "format version \(found) in \(file) is newer than this cask (\(supported)); upgrade cask"
         case let .readOnly(path):

@@ -6,9 +6,12 @@ package enum Format {
     /// entries (record flag ``RecordFlag/entry``), version 5 removal records (record kind 4),
     /// version 6 tags (record flag ``RecordFlag/tagged``); every older version is read too.
     package static let version: UInt32 = 6
-    /// Version 7: sealed records (``RecordFlag/sealed``) and the key id in the segment header,
-    /// written only in the segments of a store with encryption on.
-    package static let sealedVersion: UInt32 = 7
+    /// Version 7: sealed records (``RecordFlag/sealed``) and the key id in the segment header
+    /// (its checksum at 44), in the segments of a store with encryption on. Still read.
+    package static let firstSealedVersion: UInt32 = 7
+    /// Version 8: sealed records whose seals also bind the store's id (``StoreIDFile``), written
+    /// in the segments of a store with encryption on; the layout is version 7's.
+    package static let sealedVersion: UInt32 = 8
     /// The newest format version this build reads.
     package static let newestReadableVersion: UInt32 = sealedVersion
     /// The oldest format version this build reads.
@@ -54,6 +57,16 @@ package enum Format {
         package static let indexMagic: UInt32 = 0x4C45_5349
         /// The seal's size for `sections` sections.
         package static func size(sections: Int) -> Int { Seal.keyIDSize + baseSize + sections * tagSize + 4 }
+    }
+
+    /// The store id file (format-spec.md, "Store id"): 48 bytes, "CASKSID\0" first.
+    package enum StoreID {
+        package static let magic: [UInt8] = Array("CASKSID\0".utf8)
+        package static let version: UInt32 = 1
+        package static let fileSize = 48
+        package static let idSize = 16
+        /// What a seal binds (format version 8): the id and the legacy limit, file bytes 16..<40.
+        package static let bindingRange = 16..<40
     }
 
     /// The largest sequence number a writer of a store can issue: 2^56 − 1. Sequence numbers

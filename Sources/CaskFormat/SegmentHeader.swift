@@ -21,11 +21,12 @@ package struct SegmentHeader: Sendable, Equatable {
         self.keyID = keyID
     }
 
-    /// The version this header is written with: 7 with a key id, else ``Format/version``.
+    /// The version this header is written with: ``Format/sealedVersion`` (8) with a key id, else
+    /// ``Format/version``. (Version-7 headers are read, never written.)
     package var version: UInt32 { keyID == 0 ? Format.version : Format.sealedVersion }
 
     /// Where the header checksum lies for `version`; it covers every byte before it.
-    private static func checksumOffset(_ version: UInt32) -> Int { version >= Format.sealedVersion ? 44 : 40 }
+    private static func checksumOffset(_ version: UInt32) -> Int { version >= Format.firstSealedVersion ? 44 : 40 }
 
     package var clearsOlder: Bool { flags & Format.SegmentFlag.clearsOlder != 0 }
 
@@ -66,9 +67,9 @@ package struct SegmentHeader: Sendable, Equatable {
         let crc = CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<end])))
         guard magicMatches, crc == bytes.u32(end) else { return .damaged(magicMatches: magicMatches) }
         if version > Format.newestReadableVersion { return .newerVersion(version) }
-        let keyID = version >= Format.sealedVersion ? bytes.u32(40) : 0
+        let keyID = version >= Format.firstSealedVersion ? bytes.u32(40) : 0
         guard version >= Format.oldestReadableVersion, let kind = Format.SegmentKind(rawValue: bytes.u8(12)),
-              bytes.u8(13) & ~Format.SegmentFlag.known == 0, version < Format.sealedVersion || keyID != 0,
+              bytes.u8(13) & ~Format.SegmentFlag.known == 0, version < Format.firstSealedVersion || keyID != 0,
               bytes.u64(16) <= UInt64(UInt32.max), Format.isPlausibleSequence(bytes.u64(24)),
               bytes.u64(32) <= Format.maximumSequence + 1
         else { return .damaged(magicMatches: true) }

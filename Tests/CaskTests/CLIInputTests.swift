@@ -317,6 +317,6 @@ let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")
 
     @Test func versionIsPrinted() throws {
         let (status, out, _) = try runCask(["--version"])
-        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version \(Format.newestReadableVersion)") && Format.newestReadableVersion == 7, "\(out)")
+        #expect(status == 0 && out.hasPrefix("cask ") && out.contains("format version \(Format.newestReadableVersion)") && Format.newestReadableVersion == 8, "\(out)")
     }
 }

@@ -27,23 +27,24 @@ import CaskFormat
             return
         }
         #expect(h == SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0))
-        // Version 8 is refused as newer (versions from 7 on keep the checksum at 44).
+        // Version 9 is refused as newer (versions from 7 on keep the checksum at 44).
         var v8 = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0).encoded()
-        v8[8] = 8
+        v8[8] = 9
         let crc = v8.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<44]))) }
         withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { v8[44 + i] = $0[i] } }
-        guard case .newerVersion(8) = v8.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
-            Issue.record("a version-8 header is not refused")
+        guard case .newerVersion(9) = v8.withUnsafeBytes({ SegmentHeader.parse($0) }) else {
+            Issue.record("a version-9 header is not refused")
             return
         }
     }
 
-    /// A version-7 header (format-spec.md, "Segment header"): the key id at 40, the checksum
-    /// over bytes 0..<44 at 44; a key id of 0 in a version-7 header is damage.
+    /// A sealed segment's header (format-spec.md, "Segment header"), written as version 8 since
+    /// store ids (version 7's layout): the key id at 40, the checksum over bytes 0..<44 at 44; a
+    /// key id of 0 in it is damage.
     @Test func versionSevenSegmentHeaderCarriesTheKeyID() {
         let header = SegmentHeader(id: 1, kind: .log, flags: 0, minimumSequence: 1, sequenceLimit: 0, keyID: 0x0bd1_57d4)
         let bytes = header.encoded()
-        #expect(hex(Array(bytes[8..<12])) == "07 00 00 00")
+        #expect(hex(Array(bytes[8..<12])) == "08 00 00 00")
         #expect(hex(Array(bytes[40..<44])) == "d4 57 d1 0b")
         let crc = bytes.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<44]))) }
         #expect(bytes.withUnsafeBytes { $0.u32(44) } == crc)

@@ -4,6 +4,7 @@ import Testing
 @testable import Cask
 import CaskFormat
 import CaskTesting
+import Crypto
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -384,6 +385,38 @@ func eventually(within seconds: Double, _ condition: () async throws -> Bool) as
         try? await Task.sleep(for: .milliseconds(5))
     }
     return true
+}
+
+/// Appends the record of `key` in store `source` (its bytes as they lie in their segment) to the
+/// newest segment of store `target`: what someone who can write both stores' files can do.
+func appendForeignRecord(_ key: String, from source: String, to target: String, options o: StoreOptions) throws {
+    let store = try DiskStore(directory: source, options: o)
+    let (id, offset, size) = try #require(recordLocations(store)[key])
+    try store.close()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: source + "/" + FileNames.segment(id)))[offset..<(offset + size)]
+    let newest = try #require(try segmentPaths(target).last)
+    let handle = try Foundation.FileHandle(forWritingTo: URL(fileURLWithPath: newest))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: bytes)
+    try handle.close()
+    try removeIndexSnapshot(target)
+}
+
+/// The format version in the header of each segment of the store at `dir`, by file name.
+func segmentVersions(_ dir: String) throws -> [UInt32] {
+    try segmentPaths(dir).map { path in try Data(contentsOf: URL(fileURLWithPath: path)).withUnsafeBytes { $0.load(fromByteOffset: 8, as: UInt32.self) } }
+}
+
+/// A copy of a committed fixture store (Tests/CaskTests/Fixtures) in `dir`, and its key.
+func fixtureStore(_ name: String, in dir: TemporaryDirectory) throws -> (path: String, key: SymmetricKey) {
+    let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    let path = dir.file(name)
+    try copyStore(fixtures.appendingPathComponent(name).path, to: path)
+    let hex = try String(contentsOf: fixtures.appendingPathComponent(name + ".key"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    var bytes: [UInt8] = []
+    var rest = Substring(hex)
+    while rest.count >= 2 { bytes.append(try #require(UInt8(rest.prefix(2), radix: 16))); rest = rest.dropFirst(2) }
+    return (path, SymmetricKey(data: bytes))
 }
 
 /// Appends to `segment` a record with a valid checksum and no value (a tombstone by default)

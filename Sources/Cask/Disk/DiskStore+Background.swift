@@ -56,7 +56,7 @@ extension DiskStore {
     var needsCompactionCheck: Bool {
         state.withLock { s in
             !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew || s.activeIsWorthSealing
-                || s.usage.values.contains { $0.keyID != 0 && $0.keyID != s.options.writtenKeyID })
+                || s.usage.contains { s.options.needsReseal(segment: $0.key, keyID: $0.value.keyID) })
         }
     }
 

@@ -31,6 +31,8 @@ extension DiskStore {
         }
         try fs.createDirectory(destination)
         try Self.keepMode(of: directory, on: destination, fs: fs)
+        // The copy is the same store: its seals bind this id (format-spec.md, "Store id").
+        if let binding = options.keyring?.binding { try StoreIDFile.write(binding, in: destination, fs: fs) }
         var copied = 0, linked = 0
         for segment in plan.segments {
             let target = FileNames.join(destination, FileNames.segment(segment.file.id))

@@ -66,7 +66,7 @@ extension DiskStore {
                 }
                 if !deferred.isEmpty { finish(deferred) }
                 guard let plan else { break }
-                let rotates = state.withLock { s in plan.ids.contains { s.usage[$0].map { $0.keyID != 0 && $0.keyID != s.options.writtenKeyID } ?? false } }
+                let rotates = state.withLock { s in plan.ids.contains { id in s.usage[id].map { s.options.needsReseal(segment: id, keyID: $0.keyID) } ?? false } }
                 let report = try compactor.run(plan)
                 if timings.isObserved { timings.deliver(CaskTiming(.compaction, .nanoseconds(Int64(report.seconds * 1e9)))) }
                 options.eventHandler?(.compacted(report))

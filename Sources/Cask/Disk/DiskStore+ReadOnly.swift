@@ -36,6 +36,8 @@ extension DiskStore {
                 try StoreFiles.requireExistingStore(directory, fs: fs)
                 if attempt == 0 { try StorePermissionCheck.check(directory, options: options, writing: false) }
                 let generation = try StoreLock.settledGeneration(in: directory, fs: fs)
+                var options = options
+                options.bindStore(try StoreIdentity.resolve(directory, options: options))
                 var loader = StoreLoader(directory: directory, options: options)
                 let snapshot = try loader.snapshot()
                 if StoreLock.generation(in: directory, fs: fs) == generation { return try loader.load(snapshot) }

@@ -168,7 +168,7 @@ extension DiskStore {
         if h.isSealed && IndexEntry.indexExpiry(h.expiry) != entry.expiry { return nil }
         let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[Format.recordHeaderSize..<(Format.recordHeaderSize + h.keyLength)])
         guard key.utf8.elementsEqual(keyBytes) else { return nil }
-        return ValueCodec.decode(bytes, of: h, keyring: keyring, body)
+        return ValueCodec.decode(bytes, of: h, keyring: keyring, segment: entry.segment, body)
     }
 
     /// A record failed its check on read: count and log it, and make the key durably absent so

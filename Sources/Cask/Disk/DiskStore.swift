@@ -70,9 +70,10 @@ public final class DiskStore: Sendable {
         options.fileSystem = StoreFileSystem(base: options.fileSystem, timings: timings, permissions: options.permissions)
         self.timings = timings
         self.directory = directory
-        self.options = options
         if options.isReadOnly {
-            self.state = StoreStateLock(try Self.loadReadOnly(directory: directory, options: options))
+            let loaded = try Self.loadReadOnly(directory: directory, options: options)
+            self.options = loaded.options   // with the store's binding (format-spec.md, "Store id")
+            self.state = StoreStateLock(loaded)
             self.lock = nil
             self.ticker = nil
             self.bufferWriter = nil
@@ -85,7 +86,10 @@ public final class DiskStore: Sendable {
         try fs.createDirectory(directory)
         try StoreFiles.requireStoreDirectory(directory, fs: fs)
         try StorePermissionCheck.check(directory, options: options, writing: true)
-        self.lock = try StoreLock.acquire(directory: directory, fs: fs)
+        let lock = try StoreLock.acquire(directory: directory, fs: fs)
+        options.bindStore(try StoreIdentity.resolve(directory, options: options))
+        self.options = options
+        self.lock = lock
         var loader = StoreLoader(directory: directory, options: options)
         self.state = StoreStateLock(try loader.load())
         let box = WeakBox()

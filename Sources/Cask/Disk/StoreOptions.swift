@@ -75,6 +75,13 @@ public struct StoreOptions: Sendable {
     private(set) var keyring: Keyring?
     /// The key id new segments are written with: the current key's, 0 without encryption.
     var writtenKeyID: UInt32 { keyring?.currentID ?? 0 }
+    /// Binds the keyring's seals to the store's id, read at open (format-spec.md, "Store id").
+    mutating func bindStore(_ binding: StoreBinding?) { keyring = keyring?.bound(to: binding) }
+    /// Whether segment `id`, sealed under `keyID` (0: unsealed), must be sealed again by
+    /// compaction: under a previous key, or sealed before the store had an id (version 7).
+    func needsReseal(segment id: UInt32, keyID: UInt32) -> Bool {
+        keyID != 0 && (keyID != writtenKeyID || keyring?.binding?.isLegacy(segment: id) == true)
+    }
     /// Where file I/O goes. Tests substitute a simulated or faulty file system.
     public var fileSystem: any CaskFileSystem = POSIXFileSystem()
     /// The clock for write, access and expiry times. The default, ``WallClock/system``,

@@ -10,12 +10,16 @@ struct FileSealer: Sendable {
     let keyID: UInt32
     let base: UInt64
     private let key: AESGCMKey
+    /// The store binding each section's tag covers first (format version 8); nil for a store
+    /// with no id yet (read-only opens of a version-7 store).
+    private let binding: [UInt8]?
 
     /// A new seal under the keyring's current key, with a new base.
     init(keyring: Keyring) {
         keyID = keyring.currentID
         key = keyring.currentFileSealKey
         base = UInt64.random(in: .min ... .max)
+        binding = keyring.binding?.bytes
     }
 
     /// The seal a file names; nil when its key is not in the ring.
@@ -24,13 +28,17 @@ struct FileSealer: Sendable {
         self.keyID = keyID
         self.key = key
         self.base = base
+        binding = keyring.binding?.bytes
     }
 
-    /// A GMAC of section `section`, fed as the file is written or read.
+    /// A GMAC of section `section`, fed as the file is written or read (the store binding,
+    /// when there is one, is fed first).
     func stream(section: UInt32) -> GMACStream {
         var nonce = [UInt8](repeating: 0, count: Format.Seal.nonceSize)
         nonce.withUnsafeMutableBytes { $0.put(base, at: 0); $0.put(section, at: Format.FileSeal.baseSize) }
-        return GMACStream(key: key, nonce: nonce)
+        let stream = GMACStream(key: key, nonce: nonce)
+        binding?.withUnsafeBytes { stream.update($0) }
+        return stream
     }
 
     /// The tag of `bytes` as section `section`.

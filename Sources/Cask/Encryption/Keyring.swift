@@ -10,6 +10,9 @@ struct Keyring: Sendable {
     private let keys: [UInt32: AESGCMKey]
     /// The file-seal key derived from each key, by the key's id (``FileSealer``).
     private let fileSealKeys: [UInt32: AESGCMKey]
+    /// What every seal binds besides its record or file (format version 8, "Store id"); nil
+    /// until the open has read the store's id, and for a version-7 store opened read-only.
+    private(set) var binding: StoreBinding?
 
     init(_ encryption: StoreEncryption) {
         currentID = encryption.currentKeyID
@@ -22,6 +25,13 @@ struct Keyring: Sendable {
         }
         self.keys = keys
         self.fileSealKeys = fileSealKeys
+    }
+
+    /// This keyring with its seals bound to `binding` (the store's, read at open).
+    func bound(to binding: StoreBinding?) -> Keyring {
+        var copy = self
+        copy.binding = binding
+        return copy
     }
 
     var currentKey: AESGCMKey { keys[currentID]! }
@@ -56,22 +66,37 @@ struct Keyring: Sendable {
 }
 
 extension Keyring {
-    /// Whether the record at `offset` of `segment` (whose header is `header`, already checked
-    /// against the format's rules and its checksum) is sealed under a key of the ring and its
-    /// seal holds. Scans use it for pin records (format-spec.md, "Sealed records"), whose
-    /// plaintext is empty: open applies no pin record that fails it.
-    func authenticates(_ header: RecordHeader, in segment: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    /// Whether the record at `offset` of `segment` (segment `id`, whose header is `header`,
+    /// already checked against the format's rules and its checksum) is sealed under a key of the
+    /// ring and its seal holds. Scans use it for pin records (format-spec.md, "Sealed records"),
+    /// whose plaintext is empty: open applies no pin record that fails it.
+    func authenticates(_ header: RecordHeader, in segment: UnsafeRawBufferPointer, at offset: Int, segmentID id: UInt32) -> Bool {
         guard header.isSealed else { return false }
         let record = UnsafeRawBufferPointer(rebasing: segment[offset..<(offset + header.encodedSize)])
-        let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + header.keyLength)...])
-        return open(stored, associated: RecordHeader.sealedAssociatedData(record, keyLength: header.keyLength)) { _ in true } ?? false
+        return openRecord(record, keyLength: header.keyLength, segment: id) { _ in true } ?? false
+    }
+
+    /// Calls `body` with the associated data of the sealed `record` (which starts with its
+    /// header) of segment `segment` (format-spec.md, "Sealed records"): version 7's, followed by
+    /// the store binding unless the store has none or the segment predates it.
+    func withAssociatedData<R>(of record: UnsafeRawBufferPointer, keyLength: Int, segment: UInt32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let base = RecordHeader.sealedAssociatedData(record, keyLength: keyLength)
+        guard let binding, !binding.isLegacy(segment: segment) else { return body(base) }
+        return binding.appended(to: base, body)
+    }
+
+    /// ``open(_:associated:_:)`` of the sealed `record` of segment `segment`.
+    func openRecord<R>(_ record: UnsafeRawBufferPointer, keyLength: Int, segment: UInt32, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + keyLength)...])
+        return withAssociatedData(of: record, keyLength: keyLength, segment: segment) { open(stored, associated: $0, body) }
     }
 }
 
 extension RecordHeader {
-    /// The associated data of a sealed record (format-spec.md, "Sealed records"): record bytes
-    /// `4 ..< 40 + keyLength + 4` of `record`, which starts with this header: every field after
-    /// the checksum, the key and the key id.
+    /// The associated data of a version-7 sealed record (format-spec.md, "Sealed records"):
+    /// record bytes `4 ..< 40 + keyLength + 4` of `record`, which starts with this header: every
+    /// field after the checksum, the key and the key id. Version 8 appends the store binding
+    /// (``Keyring/withAssociatedData(of:keyLength:segment:_:)``).
     static func sealedAssociatedData(_ record: UnsafeRawBufferPointer, keyLength: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: record[4..<(Format.recordHeaderSize + keyLength + Format.Seal.keyIDSize)])
     }

@@ -11,6 +11,9 @@ struct RecordSealer: Sendable {
     let keyID: UInt32
     private let key: AESGCMKey
     private let context: AESGCMKey.SealingContext
+    /// The store binding every seal binds (format version 8); nil only for a keyring without
+    /// one, which writes version-7 seals (tests make version-7 stores with it).
+    private let binding: StoreBinding?
     private var prefix: UInt64
     private var counter: UInt32 = 0
 
@@ -18,12 +21,14 @@ struct RecordSealer: Sendable {
         keyID = keyring.currentID
         key = keyring.currentKey
         context = key.makeSealingContext()
+        binding = keyring.binding
         prefix = UInt64.random(in: .min ... .max)
     }
 
     /// Seals `plaintext` into `out` (key id, nonce, ciphertext, tag: `plaintext.count` +
     /// ``Format/Seal/overhead`` bytes), authenticating `record`'s bytes `4 ..< 40 + keyLength`
-    /// (already written) and the key id. `out` is the stored value inside `record`.
+    /// (already written), the key id and the store binding. `out` is the stored value inside
+    /// `record`, which goes into a segment the binding covers (written after the store had it).
     mutating func seal(_ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
                        record: UnsafeMutableRawBufferPointer, keyLength: Int) {
         precondition(out.count == plaintext.count + Format.Seal.overhead)
@@ -32,11 +37,15 @@ struct RecordSealer: Sendable {
         out.put(counter, at: Format.Seal.keyIDSize + 8)
         advance()
         let nonce = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[Format.Seal.keyIDSize..<Format.Seal.prefixSize])
-        let associated = RecordHeader.sealedAssociatedData(UnsafeRawBufferPointer(record), keyLength: keyLength)
+        let base = RecordHeader.sealedAssociatedData(UnsafeRawBufferPointer(record), keyLength: keyLength)
         let body = out.baseAddress! + Format.Seal.prefixSize
-        key.seal(plaintext, nonce: nonce, associated: associated,
-                 ciphertext: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count),
-                 tag: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize), with: context)
+        let (key, context) = (key, context)
+        let seal = { (associated: UnsafeRawBufferPointer) in
+            key.seal(plaintext, nonce: nonce, associated: associated,
+                     ciphertext: UnsafeMutableRawBufferPointer(start: body, count: plaintext.count),
+                     tag: UnsafeMutableRawBufferPointer(start: body + plaintext.count, count: Format.Seal.tagSize), with: context)
+        }
+        if let binding { binding.appended(to: base, seal) } else { seal(base) }
     }
 
     private mutating func advance() {

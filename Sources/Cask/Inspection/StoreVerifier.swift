@@ -39,8 +39,10 @@ public struct StoreVerifier: Sendable {
     /// Reads through a ``SalvagingFileSystem``: a failed read is noted as unreadable (and reads
     /// as zeros, whose damage is then not reported as such).
     let fs: SalvagingFileSystem
-    /// The keys sealed values are opened with (nil: the store must hold none).
-    let keyring: Keyring?
+    /// The keys sealed values are opened with (nil: the store must hold none), bound to the
+    /// store's id once ``verify(progress:)`` has read it.
+    private(set) var keyring: Keyring?
+    private let encryption: StoreEncryption?
 
     /// A verifier for the store in `directory`; `encryption` gives the keys of an encrypted
     /// store (its sealed values are opened to check them).
@@ -48,6 +50,7 @@ public struct StoreVerifier: Sendable {
         self.directory = directory
         self.fs = SalvagingFileSystem(wrapping: fileSystem)
         self.keyring = encryption.map(Keyring.init)
+        self.encryption = encryption
     }
 
     /// Verifies the store. `progress(done, total)` reports bytes as segments are read.
@@ -67,10 +70,22 @@ public struct StoreVerifier: Sendable {
     ///   ``CaskError/unsupportedFormatVersion(file:found:supported:)``; and, as an open would
     ///   (format-spec.md, "Keys at open"), ``CaskError/encryptionKeyMissing(path:keyID:given:)``
     ///   for a segment sealed under a key the verifier was not given, and
-    ///   ``CaskError/unencryptedStore(path:)`` for unsealed records when given keys.
+    ///   ``CaskError/unencryptedStore(path:)`` for unsealed records when given keys; and
+    ///   ``CaskError/storeIDUnusable(path:reason:)`` when given keys for a store whose id file
+    ///   is damaged, or missing while a segment binds it (format-spec.md, "Store id").
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws(CaskError) -> Report {
         try StoreFiles.requireExistingStore(directory, fs: fs)
         _ = try StorePermissionCheck.refuseWritableByOthers(directory, fs: fs)
+        var bound = self
+        var options = StoreOptions()
+        options.isReadOnly = true
+        options.fileSystem = fs
+        options.encryption = encryption
+        bound.keyring = keyring?.bound(to: try StoreIdentity.resolve(directory, options: options))
+        return try bound.check(progress: progress)
+    }
+
+    private func check(progress: (Int64, Int64) -> Void) throws(CaskError) -> Report {
         let listing = try StoreDirectory(directory, fs: fs)
         var report = Report()
         let sizes = try segmentSizes(listing)
@@ -140,8 +155,8 @@ public struct StoreVerifier: Sendable {
 
     /// What is wrong with a checksummed record's value: an LZ4 block that does not decode, or a
     /// cache entry whose value does not start with a valid entry header; nil when nothing is.
-    private func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer) -> String? {
-        ValueCodec.problem(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + h.encodedSize)]), of: h, keyring: keyring)
+    private func valueProblem(_ h: RecordHeader, at offset: Int, in raw: UnsafeRawBufferPointer, segment: UInt32) -> String? {
+        ValueCodec.problem(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + h.encodedSize)]), of: h, keyring: keyring, segment: segment)
     }
 
     /// Checks every record's checksum, LZ4 block and cache entry header in one segment.
@@ -160,9 +175,9 @@ public struct StoreVerifier: Sendable {
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 records += 1
-                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset) {
+                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset, segmentID: id) {
                     problems.append(Problem(file: path, offset: Int64(offset), message: "pin record fails authentication (unsealed, under an unknown key, or changed); open does not apply it"))
-                } else if let message = valueProblem(h, at: offset, in: raw) {
+                } else if let message = valueProblem(h, at: offset, in: raw, segment: id) {
                     problems.append(Problem(file: path, offset: Int64(offset), message: message))
                 }
             }

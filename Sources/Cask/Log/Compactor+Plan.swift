@@ -34,9 +34,9 @@ extension Compactor {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
             let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
             let isSmall = u.fileBytes < small
-            // Sealed under a previous key (re-sealed), or with a damaged header: rewritten
-            // whatever its garbage, first.
-            let isRotating = u.keyID != 0 && u.keyID != s.options.writtenKeyID
+            // Sealed under a previous key, or before the store had an id (re-sealed), or with a
+            // damaged header: rewritten whatever its garbage, first.
+            let isRotating = s.options.needsReseal(segment: id, keyID: u.keyID)
             if isRotating || u.headerDamaged {
                 candidates.append((id, 2, u.liveBytes))
             } else if garbage >= threshold || ((force || pressure) && garbage > 0) || isSmall {
@@ -58,7 +58,7 @@ extension Compactor {
         }
         guard !chosen.isEmpty else { return nil }
         if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize),
-           u.keyID == s.options.writtenKeyID, !u.headerDamaged {
+           !s.options.needsReseal(segment: chosen[0], keyID: u.keyID), !u.headerDamaged {
             return nil   // one segment with nothing dead: rewriting it gains nothing
         }
         let chosenSet = Set(chosen)

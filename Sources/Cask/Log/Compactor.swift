@@ -235,7 +235,7 @@ struct Compactor {
                 guard case .record(let h) = RecordCodec.decode(bytes, at: 0) else {
                     throw .corruption(file: input.file.path, offset: Int64(r.offset), reason: "record changed during compaction")
                 }
-                if let sealed = try resealer?.reseal(bytes, header: h, to: &writer, accessTime: r.accessTime) { return sealed }
+                if let sealed = try resealer?.reseal(bytes, header: h, from: input.file.id, to: &writer, accessTime: r.accessTime) { return sealed }
                 return try writer.appendEncoded(bytes, header: h, accessTime: r.accessTime)
             }
             offsets.append(UInt32(offset))

@@ -108,7 +108,7 @@ extension StoreLoader {
                 }
                 if h.isPin {
                     // With encryption on, only a pin record whose seal holds applies.
-                    if let keyring = options.keyring, !keyring.authenticates(h, in: raw, at: offset) {
+                    if let keyring = options.keyring, !keyring.authenticates(h, in: raw, at: offset, segmentID: id) {
                         forgedPins.append(offset)
                         return
                     }

@@ -71,7 +71,7 @@ extension StoreState {
         var forged = false
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: segment.path) { h, offset in
-                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset) { forged = true }
+                if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset, segmentID: segment.id) { forged = true }
                 let keyBytes = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
                 encoder.append(HintEntry(
                     sequence: h.sequence, offset: UInt64(offset), writeTime: h.writeTime, expiry: h.expiry,

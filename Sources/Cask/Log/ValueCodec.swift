@@ -35,23 +35,23 @@ enum ValueCodec {
     /// bytes are not what the header says (a seal that does not open under `keyring`, a sealed
     /// record without a keyring or an unsealed one with, an LZ4 block that does not decode to
     /// the original length, an entry header that is not one or disagrees with the tagged
-    /// flag): damage, since the bytes were read.
-    static func decode<R>(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?,
+    /// flag): damage, since the bytes were read. `segment` is the id of the segment the record
+    /// lies in (it decides whether the seal binds the store, format version 8).
+    static func decode<R>(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?, segment: UInt32,
                           _ body: (UnsafeRawBufferPointer, EntryHeader?) -> R) -> R? {
         let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + h.keyLength)...])
         guard h.isSealed || keyring != nil else {
             return withOriginal(stored, of: h) { original in original.flatMap { split($0, of: h, body) } }
         }
         guard h.isSealed, let keyring else { return nil }
-        let associated = RecordHeader.sealedAssociatedData(record, keyLength: h.keyLength)
-        return keyring.open(stored, associated: associated) { plaintext in
+        return keyring.openRecord(record, keyLength: h.keyLength, segment: segment) { plaintext in
             withOriginal(plaintext, of: h) { original in original.flatMap { split($0, of: h, body) } }
         } ?? nil
     }
 
     /// What is wrong with the stored bytes of `record` (a checksummed record whose header is
     /// `h`) under `keyring` (for `cask verify`), or nil when they decode.
-    static func problem(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?) -> String? {
+    static func problem(_ record: UnsafeRawBufferPointer, of h: RecordHeader, keyring: Keyring?, segment: UInt32) -> String? {
         guard h.kind == .value else { return nil }
         let stored = UnsafeRawBufferPointer(rebasing: record[(Format.recordHeaderSize + h.keyLength)...])
         switch (h.isSealed, keyring) {
@@ -62,10 +62,9 @@ enum ValueCodec {
         case (false, _?):
             return "unsealed value in an encrypted store"
         case (true, let keyring?):
-            let associated = RecordHeader.sealedAssociatedData(record, keyLength: h.keyLength)
             guard keyring.contains(stored.u32(0)) else { return "sealed with key id \(CaskError.hex(stored.u32(0))), which is not among the keys given" }
-            return keyring.open(stored, associated: associated) { plainProblem($0, of: h) }
-                ?? "sealed value fails authentication (changed bytes, or moved from another record)"
+            return keyring.openRecord(record, keyLength: h.keyLength, segment: segment) { plainProblem($0, of: h) }
+                ?? "sealed value fails authentication (changed bytes, moved from another record, or from another store)"
         }
     }
 
