@@ -244,7 +244,7 @@ func example_MultiProcessAndReadOnly_2() throws {
     try writer.close()
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 24
+// Sources/Cask/Cask.docc/Security.md, line 26
 func example_Security_1() throws {
     func openSharedWithTheOpsGroup(at folder: String) throws -> DiskStore {
         var options = StoreOptions()
@@ -253,7 +253,7 @@ func example_Security_1() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 72
+// Sources/Cask/Cask.docc/Security.md, line 74
 func example_Security_2() throws {
     func openEncrypted(at folder: String, keyFile: String) throws -> DiskStore {
         // 32 bytes the app keeps outside the store: a secrets manager, the Keychain, a file only
@@ -265,7 +265,7 @@ func example_Security_2() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 123
+// Sources/Cask/Cask.docc/Security.md, line 125
 func example_Security_3() throws {
     func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
         var options = StoreOptions()
