@@ -22,6 +22,10 @@ struct Bench: ParsableCommand {
 
     enum Workload: String, ExpressibleByArgument, CaseIterable {
         case put, putSync = "put-sync", get, getMissing = "get-missing", open
+        /// Gets from a read-only open of the same store, which reads its newest segment with
+        /// pread instead of a mapping (format-spec.md, "Readers"): with everything in one
+        /// segment, beside `get`, what that costs.
+        case getReadOnly = "get-read-only"
         /// The physical-limit peer: the same record bytes appended with a 1 MiB buffer and
         /// write(2), a Swift Dictionary as index; gets are one pread each.
         case baseline
@@ -108,7 +112,8 @@ struct Bench: ParsableCommand {
             defer { try? FileManager.default.removeItem(atPath: path) }
             switch w {
             case .put, .putSync: results.append(try runPuts(sync: w == .putSync, at: path, keys: keys, values: vals))
-            case .get, .getMissing: results.append(try runGets(missing: w == .getMissing, at: path, keys: keys, values: vals))
+            case .get, .getMissing, .getReadOnly:
+                results.append(try runGets(missing: w == .getMissing, readOnly: w == .getReadOnly, at: path, keys: keys, values: vals))
             case .open: results.append(try runOpen(at: path, keys: keys, values: vals))
             case .baseline: results.append(try runBaseline(at: path, keys: keys, values: vals))
             case .compaction, .all: break
@@ -134,13 +139,19 @@ struct Bench: ParsableCommand {
         return RunResult(rate: Double(n) / (Double(elapsed) / 1e9), samples: samples)
     }
 
-    private func runGets(missing: Bool, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
+    private func runGets(missing: Bool, readOnly: Bool = false, at path: String, keys: [String], values vals: [Data]) throws -> RunResult {
         var samples = LatencySamples(capacity: min(count, 200_000))
-        let store = try DiskStore(directory: path, options: try makeOptions())
-        let observation = observe(store)
-        defer { withExtendedLifetime(observation) {} }
+        var store = try DiskStore(directory: path, options: try makeOptions())
         for i in 0..<count { try store.setValue(vals[i & 63], forKey: keys[i]) }
         try store.sync()
+        if readOnly {
+            try store.close()
+            var o = try makeOptions()
+            o.isReadOnly = true
+            store = try DiskStore(directory: path, options: o)
+        }
+        let observation = observe(store)
+        defer { withExtendedLifetime(observation) {} }
         let probe = missing ? keys.map { "m" + $0.dropFirst() } : keys
         var x = 12345
         var found = 0
