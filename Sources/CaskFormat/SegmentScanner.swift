@@ -48,8 +48,10 @@ package struct SegmentScanner {
             throw .newerVersion(v)
         case .damaged(let magicMatches):
             summary.headerDamaged = true
-            if !magicMatches && bytes.count >= Format.segmentHeaderSize && !isAllZero(bytes) {
-                // A foreign file unless Cask records follow the header.
+            if !magicMatches && bytes.count > Format.segmentHeaderSize && !isAllZero(bytes) {
+                // A foreign file unless Cask records follow the header. A file no longer than a
+                // header holds no record either way: a segment whose header was damaged
+                // (format-spec.md, "Recovery on open", rule 9).
                 if findNextRecord(bytes, from: Format.segmentHeaderSize) == nil {
                     throw .notASegment
                 }
