@@ -49,6 +49,28 @@ import CaskFormat
         #expect(try StoreVerifier(directory: path, encryption: o.encryption).verify().isClean)
     }
 
+    /// A reader opened before the upgrade (no id yet) takes the binding a writer made when it
+    /// refreshes: the values written and re-sealed under the id read as they were written.
+    @Test func aReaderOpenedBeforeTheUpgradeReadsTheUpgradedStoreAfterARefresh() throws {
+        let dir = TemporaryDirectory()
+        let (path, key) = try fixtureStore("SealedV7Store", in: dir)
+        var o = try encryptedOptions(key)
+        o.compaction.isAutomatic = false
+        var readOnly = o
+        readOnly.isReadOnly = true
+        let reader = try DiskStore(directory: path, options: readOnly)
+        try expectFixtureValues(reader)
+        let writer = try DiskStore(directory: path, options: o)
+        try writer.setValue(Data("eta v8".utf8), forKey: "eta")
+        _ = try writer.compact()   // every version-7 segment re-sealed under the new id
+        try writer.close()
+        try reader.refresh()
+        try expectFixtureValues(reader)
+        #expect(try reader.value(forKey: "eta") == Data("eta v8".utf8))
+        #expect(reader.statistics.corruptRecords == 0)
+        try reader.close()
+    }
+
     /// After the upgrade, a version-7 segment above the legacy limit (copied from anywhere)
     /// is read as a version-8 one: its seals fail (verify reports each record), never served.
     @Test func versionSevenSegmentAddedAfterTheUpgradeFailsAuthentication() throws {

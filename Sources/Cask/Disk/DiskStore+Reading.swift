@@ -100,6 +100,14 @@ extension DiskStore {
         return .read(file, entry)
     }
 
+    /// The keys and store binding that open sealed records. A reader's ``refresh()`` may find the
+    /// store upgraded (format-spec.md, "Store id": its first writing open made the id): the
+    /// binding it loaded then is the state's, not the one it was opened with.
+    private var readingKeyring: Keyring? {
+        guard options.keyring != nil, options.isReadOnly else { return options.keyring }
+        return state.withLock { $0.options.keyring }
+    }
+
     /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
     /// damage, which is reported and removes the key).
     func read<R>(_ plan: ReadPlan, forKey key: String, _ body: (UnsafeRawBufferPointer, IndexEntry, EntryHeader?) -> R) throws(CaskError) -> R? {
@@ -112,7 +120,7 @@ extension DiskStore {
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
         case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) }) { return result }
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
         case .read(let file, let entry):
@@ -122,7 +130,7 @@ extension DiskStore {
                 // Ask for every cache line of the record at once (up to 16 KiB), so that their
                 // misses overlap instead of arriving one by one as the checksum walks the record.
                 for line in stride(from: 0, to: min(size, 16 << 10), by: 64) { cask_prefetch(mapped.baseAddress! + line) }
-                if let result = Self.deliver(mapped, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -137,7 +145,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: options.keyring, { body($0, entry, $1) }) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)
