@@ -66,7 +66,13 @@ import Testing
         try appendForgedRecord(to: try segmentPaths(dir.path).last!, sequence: Format.maximumSequence, key: "k0")
         #expect(try runCask(["get", dir.path, "k1"]).0 == 0)
         let (put, _, err) = try runCask(["put", dir.path, "k1", "v"])
-        #expect(put == 3 && err.contains("no sequence numbers are left") && err.contains("cask backup"), "\(err)")
+        #expect(put == 3 && err.contains("no sequence numbers are left") && err.contains("remove the store's folder"), "\(err)")
+        // Verify agrees with the open: it reports the record, and the repair says the same fix.
+        let (verify, out, _) = try runCask(["verify", dir.path])
+        #expect(verify == 1 && out.contains("claims sequence number \(Format.maximumSequence)"), "\(out)")
+        let (repair, _, repairErr) = try runCask(["verify", dir.path, "--repair"])
+        #expect(repair == 3 && repairErr.contains("remove the store's folder"), "\(repairErr)")
+        #expect(try runCask(["get", dir.path, "k2"]).0 == 0, "reads still work")
     }
 
     @Test func aLockFileThatIsASymbolicLinkIsNeverFollowed() throws {

@@ -175,6 +175,9 @@ public struct StoreVerifier: Sendable {
         let summary = try bytes.withBytes { raw throws(CaskError) in
             try SegmentScanner.scan(raw, file: path) { h, offset in
                 records += 1
+                if h.sequence == Format.maximumSequence {
+                    problems.append(Problem(file: path, offset: Int64(offset), message: "record claims sequence number \(h.sequence), the last a writer may issue: a writing open refuses the store; \(StoreLoader.noSequenceLeft)"))
+                }
                 if h.isPin, let keyring, !keyring.authenticates(h, in: raw, at: offset, segmentID: id) {
                     problems.append(Problem(file: path, offset: Int64(offset), message: "pin record fails authentication (unsealed, under an unknown key, or changed); open does not apply it"))
                 } else if let message = valueProblem(h, at: offset, in: raw, segment: id) {

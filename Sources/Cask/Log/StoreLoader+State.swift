@@ -5,13 +5,17 @@ import CaskFormat
 /// The last step of an open: the store's starting state from what recovery kept (a writer's,
 /// with an active segment, or a reader's), and the accounting it starts with.
 extension StoreLoader {
+    /// What a store whose records reach ``Format/maximumSequence`` gets told (format-spec.md,
+    /// "Sequence numbers"): no repair renumbers a store, and a copy keeps the record.
+    static let noSequenceLeft = "no sequence numbers are left for new writes, and no repair renumbers a store; reads still work (`cask get`, `cask ls`): remove the store's folder to start empty (a cache refills)"
+
     /// After recovery: a new active segment after every sequence number seen, and the state holding the
     /// kept segments, the index and each segment's live bytes.
     func startState(with kept: [Loaded], listing: StoreDirectory) throws(CaskError) -> StoreState {
         // Every sequence kept is at most Format.maximumSequence (a higher one is damage); one
         // at the very top leaves none for new writes: refuse writing instead of wrapping around.
         guard maximumSequence < Format.maximumSequence else {
-            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence), the last a writer may issue; no sequence numbers are left for new writes (copy the values out with 'cask backup' or 'cask dump' and start a new store)")
+            throw .corruption(file: directory, offset: 0, reason: "a record claims sequence number \(maximumSequence), the last a writer may issue; \(Self.noSequenceLeft)")
         }
         let continued = try continueNewest(of: kept, listing: listing)
         let writer: SegmentWriter

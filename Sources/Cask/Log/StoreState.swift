@@ -165,7 +165,7 @@ struct StoreState: Sendable {
         // A record past the last sequence number would be read back as damage (format-spec.md,
         // "Sequence numbers"): refuse it, unwritten, instead.
         guard Format.isPlausibleSequence(nextSequence) else {
-            throw .corruption(file: directory, offset: 0, reason: "no sequence numbers are left for new writes (the last is \(Format.maximumSequence)); copy the values out with 'cask backup' and start a new store")
+            throw .corruption(file: directory, offset: 0, reason: "the last sequence number (\(Format.maximumSequence)) was issued; \(StoreLoader.noSequenceLeft)")
         }
         // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
         let sealed = (kind == .value || kind == .pin) && sealer != nil
