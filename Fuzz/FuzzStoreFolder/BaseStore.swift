@@ -44,9 +44,7 @@ struct BaseStore: Sendable {
             FileHandle.standardError.write(Data(("FuzzStoreFolder: cannot make the base store: \(error)\n").utf8))
             abort()
         }
-        for name in (try? fs.contentsOfDirectory(root)) ?? [] {
-            base.files[name] = fs.contents(of: root + "/" + name)
-        }
+        base.files = (try? fs.files(in: root)) ?? [:]
         return base
     }
 
@@ -69,15 +67,6 @@ struct BaseStore: Sendable {
 
     /// The files, written to a fresh simulated file system under ``root``.
     func install(_ files: [String: [UInt8]]) -> SimulatedFileSystem {
-        let fs = SimulatedFileSystem()
-        try? fs.createDirectory(Self.root)
-        for (name, bytes) in files {
-            guard let handle = try? fs.open(Self.root + "/" + name, mode: .createTruncate) else { continue }
-            bytes.withUnsafeBytes { raw in _ = try? fs.append(handle, raw) }
-            try? fs.sync(handle)
-            fs.close(handle)
-        }
-        try? fs.syncDirectory(Self.root)
-        return fs
+        (try? SimulatedFileSystem.holding(files, in: Self.root)) ?? SimulatedFileSystem()
     }
 }

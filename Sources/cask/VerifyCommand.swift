@@ -70,9 +70,11 @@ struct Verify: ParsableCommand {
     }
 
     /// Removes the hint files that `found` reports damaged: they give recovery no knowledge
-    /// (format-spec.md, "Recovery"), and the store writes a new one by scanning. Returns how many.
+    /// (format-spec.md, "Recovery"), and the store writes a new one by scanning. An intact hint
+    /// of a changed segment stays: it tells the open which records were lost, and the repair's
+    /// compaction replaces it. Returns how many were removed.
     private func removeDamagedHints(_ found: StoreVerifier.Report) throws -> Int {
-        let badHints = Set(found.problems.map(\.file).filter { $0.hasSuffix(".hint") })
+        let badHints = Set(found.problems.filter { $0.file.hasSuffix(".hint") && !$0.guidesSalvage }.map(\.file))
         for hint in badHints.sorted() {
             guard unlink(hint) != 0, errno != ENOENT else { continue }   // removed (or gone already)
             let code = errno

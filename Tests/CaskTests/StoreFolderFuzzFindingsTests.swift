@@ -16,7 +16,7 @@ import CaskTesting
         try #require(files["LOCK"]?.count == LockFileContent.size)
         files["LOCK"]!.withUnsafeMutableBytes { $0.put(forged, at: LockFileContent.generationOffset) }
         let fs = try AgreementBase.install(files)
-        let store = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        let store = try DiskStore(directory: AgreementBase.root, options: base.options(fs))
         let opened = try #require(StoreLock.generation(in: AgreementBase.root, fs: fs))
         #expect(opened != forged && opened & 1 == 0)
         let report = try store.compact()   // its deletions write an odd generation, then an even one
@@ -25,7 +25,7 @@ import CaskTesting
         #expect(after != opened && after & 1 == 0)
         try store.setValue(Array("new".utf8), forKey: "new")
         try store.close()
-        let reopened = try DiskStore(directory: AgreementBase.root, options: AgreementBase.options(fs))
+        let reopened = try DiskStore(directory: AgreementBase.root, options: base.options(fs))
         for (key, value) in base.latest { #expect(try reopened.value(forKey: key).map { [UInt8]($0) } == value) }
         #expect(try reopened.value(forKey: "new") != nil)
         try reopened.close()

@@ -17,23 +17,32 @@ struct AgreementBase {
     var records: [(file: String, offset: Int, size: Int, key: String)] = []
     /// The newest log segment's file name (format-spec.md, "Recovery on open", step 6).
     var newestLog = ""
+    /// Encryption at rest of the store, or nil (format-spec.md, "Sealed records").
+    var encryption: StoreEncryption?
 
-    static func options(_ fs: any CaskFileSystem) -> StoreOptions {
+    func options(_ fs: any CaskFileSystem) -> StoreOptions {
         var o = simulatedOptions(fs, durability: .none)
         o.compaction.isAutomatic = false
+        o.encryption = encryption
         return o
     }
 
+    /// `cask verify` of the store in `fs`, with the store's keys.
+    func verifier(_ fs: any CaskFileSystem) -> StoreVerifier {
+        StoreVerifier(directory: Self.root, fileSystem: fs, encryption: encryption)
+    }
+
     /// Two sessions: puts (one compressible value), overwrites and removes, a compaction.
-    static func make() throws -> AgreementBase {
+    static func make(encrypted: Bool = false) throws -> AgreementBase {
         var base = AgreementBase()
+        if encrypted { base.encryption = try StoreEncryption(currentKey: testKey(7)) }
         let fs = SimulatedFileSystem()
-        var store = try DiskStore(directory: root, options: options(fs))
+        var store = try DiskStore(directory: root, options: base.options(fs))
         for round in 0..<7 {
             if round == 3 || round == 5 {
                 if round == 3 { try store.compact() }
                 try store.close()
-                store = try DiskStore(directory: root, options: options(fs))
+                store = try DiskStore(directory: root, options: base.options(fs))
             }
             for k in 0..<16 {
                 let key = "key-\(k)"
@@ -51,9 +60,17 @@ struct AgreementBase {
             }
         }
         try store.close()
-        for name in try fs.contentsOfDirectory(root) { base.files[name] = fs.contents(of: root + "/" + name) }
+        base.files = try fs.files(in: root)
         base.indexRecords()
         return base
+    }
+
+    /// Each key's newest record's segment file (records are appended in sequence order and
+    /// segment names sort by id).
+    var newestRecordFile: [String: String] {
+        var newest: [String: (file: String, offset: Int)] = [:]
+        for r in records where newest[r.key].map({ ($0.file, $0.offset) < (r.file, r.offset) }) ?? true { newest[r.key] = (r.file, r.offset) }
+        return newest.mapValues(\.file)
     }
 
     /// Walks every segment's records (they tile the file from offset 48) and finds the newest log segment.
@@ -71,21 +88,7 @@ struct AgreementBase {
 
     /// A fresh simulated file system holding `files` under ``root``.
     static func install(_ files: [String: [UInt8]]) throws -> SimulatedFileSystem {
-        let fs = SimulatedFileSystem()
-        try fs.createDirectory(root)
-        for (name, bytes) in files {
-            let handle = try fs.open(root + "/" + name, mode: .createTruncate)
-            // (A typed-throws closure here crashes the Swift 6.3.1 compiler in IRGen.)
-            var failure: CaskError?
-            bytes.withUnsafeBytes { raw in
-                do throws(CaskError) { _ = try fs.append(handle, raw) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            try fs.sync(handle)
-            fs.close(handle)
-        }
-        try fs.syncDirectory(root)
-        return fs
+        try SimulatedFileSystem.holding(files, in: root)
     }
 }
 
@@ -129,8 +132,9 @@ struct Damage: CustomStringConvertible {
             d.note("forge \(r.file)@\(r.offset) (\(r.key)) sequence \(sequence)", r.file, r.offset..<(r.offset + r.size))
         case 4:   // a forged record with a valid checksum appended to a segment
             let name = segments[pick(segments.count)]
+            let end = files[name]!.count
             files[name]! += forgedRecord(key: "key-\(pick(20))", sequence: Format.maximumSequence + 1 + UInt64(pick(1000)), tombstone: pick(2) == 0)
-            d.description = "append forged record to \(name)"
+            d.note("append forged record to \(name)", name, end..<files[name]!.count)
         case 5:   // a segment header
             let name = segments[pick(segments.count)]
             let at = pick(Format.segmentHeaderSize), mask = UInt8(1 + pick(255))
@@ -166,10 +170,16 @@ struct Damage: CustomStringConvertible {
         return record
     }
 
-    /// Keys none of whose records the damage changed, and none of whose records lies after a
-    /// change in the newest log segment.
+    /// Keys none of whose records the damage changed, none of whose records lies after a change
+    /// in the newest log segment, and none that the salvage rule may drop: a change to a sealed
+    /// segment without a hint file (a segment continued from an earlier session and sealed as the
+    /// store closed gets none) may have held a newer record of any key, so every key whose newest
+    /// record lies in that segment or an older one may go (format-spec.md, "Recovery on open", 7).
     func intactKeys(_ base: AgreementBase) -> Set<String> {
         var damaged = tailKeys(base)
+        for c in changed where c.file != base.newestLog && base.files[c.file.replacingOccurrences(of: ".cask", with: ".hint")] == nil {
+            for (key, newest) in base.newestRecordFile where newest <= c.file { damaged.insert(key) }
+        }
         for r in base.records {
             for c in changed where c.file == r.file && r.offset < c.range.upperBound && c.range.lowerBound < r.offset + r.size {
                 damaged.insert(r.key)

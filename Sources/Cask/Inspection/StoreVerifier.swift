@@ -12,6 +12,11 @@ public struct StoreVerifier: Sendable {
         public var message: String
         /// Bytes the problem covers from `offset` (0 when it is not a byte range).
         public var length: Int64 = 0
+        /// A hint file that passes its own checks but no longer matches its segment (the segment
+        /// was damaged, cut or added to): recovery scans the segment and still uses the hint to
+        /// know exactly which records it lost (format-spec.md, "Recovery on open", 7), so a
+        /// repair keeps it; the repair's compaction rewrites the segment and drops the hint.
+        public var guidesSalvage = false
         public var description: String { "\(file):\(offset): \(message)" }
     }
 
@@ -281,7 +286,12 @@ public struct StoreVerifier: Sendable {
             }
             let failure = bytes.withUnsafeBytes { HintFile.parse($0, segmentID: UInt64(id), segmentSize: UInt64(sizes[id] ?? 0)) { _, _ in } }
             if case .invalid(let reason) = failure {
-                report.problems.append(Problem(file: path, offset: 0, message: "hint file invalid (\(reason)); open will scan its segment"))
+                let intact = bytes.withUnsafeBytes { raw in
+                    HintFile.recordedSegmentSize(raw).map { HintFile.parse(raw, segmentID: UInt64(id), segmentSize: $0) { _, _ in } == nil } ?? false
+                }
+                let message = intact ? "hint file does not match its segment (\(reason)); open will scan its segment, and the hint tells which records it lost"
+                                     : "hint file invalid (\(reason)); open will scan its segment"
+                report.problems.append(Problem(file: path, offset: 0, message: message, guidesSalvage: intact))
             }
         }
         report.leftovers += listing.orphanHintIDs.map(listing.hintPath) + listing.temporaryNames.map { FileNames.join(directory, $0) }
