@@ -32,7 +32,7 @@ struct AgreementBase {
         StoreVerifier(directory: Self.root, fileSystem: fs, encryption: encryption)
     }
 
-    /// Two sessions: puts (one compressible value), overwrites and removes, a compaction.
+    /// Three sessions: puts (one compressible value), overwrites and removes, pins, a compaction.
     static func make(encrypted: Bool = false) throws -> AgreementBase {
         var base = AgreementBase()
         if encrypted { base.encryption = try StoreEncryption(currentKey: testKey(7)) }
@@ -58,6 +58,8 @@ struct AgreementBase {
                 base.latest[key] = value
                 base.history[key, default: []].append(value)
             }
+            // Pin records among the values: pinned in one session, one unpinned in the next.
+            if round == 2 || round == 4 { for key in ["key-1", "key-8"] where base.latest[key] != nil { _ = try store.setPinned(round == 2 || key == "key-1", forKey: key) } }
         }
         try store.close()
         base.files = try fs.files(in: root)
