@@ -10,10 +10,10 @@ extension DiskStore {
         enum Step { case settled, sync(CaskFileHandle, UInt32, Int64) }
         let fs = options.fileSystem
         // A follower whose write a leader's sync covered returns here without taking the lead.
-        let role = commitGate.lead(unlessSettled: { state.withLock { $0.committedTicket >= ticket } })
+        let role = commitGate.lead(unlessSettled: { state.withLock { $0.commits.isSettled(ticket) } })
         if role.waited { lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
         guard role.isLeader else {
-            if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
+            if let error = state.withLock({ $0.commits.takeFailure(of: ticket) }) { throw error }
             return
         }
         let deferred = { () -> StoreState.Deferred in
@@ -21,7 +21,7 @@ extension DiskStore {
             gatherConcurrentWriters()
             syncPredecessorOutsideLock()
             let step = state.withLock { s -> Step in
-                if s.committedTicket >= ticket { return .settled }
+                if s.commits.isSettled(ticket) { return .settled }
                 let now = options.clock.now
                 do throws(CaskError) { try s.flush() } catch {
                     s.failUnsynced(error, now: now)
@@ -55,7 +55,7 @@ extension DiskStore {
             }
         }()
         if !deferred.isEmpty { finish(deferred) }
-        if let error = state.withLock({ $0.commitFailures.removeValue(forKey: ticket) }) { throw error }
+        if let error = state.withLock({ $0.commits.takeFailure(of: ticket) }) { throw error }
     }
 
     /// Behind a shut rollover gate, syncs the sealed segment before the flush takes the lock
@@ -74,10 +74,10 @@ extension DiskStore {
     private func gatherConcurrentWriters() {
         let start = DispatchTime.now().uptimeNanoseconds
         guard start &- lastConcurrentDurableWrite.load(ordering: .relaxed) < 2_000_000 else { return }
-        let initial = state.withLock { $0.awaitingSync.count }
+        let initial = state.withLock { $0.commits.count }
         while DispatchTime.now().uptimeNanoseconds - start < 50_000 {
             sched_yield()
-            if state.withLock({ $0.awaitingSync.count }) > initial { return }
+            if state.withLock({ $0.commits.count }) > initial { return }
         }
     }
 }

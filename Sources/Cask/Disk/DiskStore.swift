@@ -248,7 +248,7 @@ public final class DiskStore: Sendable {
                 try state.withLock { s throws(CaskError) -> (UInt64, Bool)? in
                     guard !s.isClosed else { throw .closed }
                     // The newest value may itself still wait for its sync.
-                    let waiting = s.awaitingSync.last { $0.key.elementsEqual(keyBytes) }
+                    let waiting = s.commits.newestWrite(ofKey: keyBytes)
                     let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
                     if existing == nil && waiting != nil { return nil }   // its last write is a removal
                     // An absent key gets a tombstone too: a record of it evicted without one may

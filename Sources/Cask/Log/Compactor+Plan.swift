@@ -29,7 +29,7 @@ extension Compactor {
         let passBytes = Int64(s.options.compaction.maximumPassBytes > 0 ? s.options.compaction.maximumPassBytes : s.options.segmentSize)
         let small = Int64(s.options.segmentSize / 4)
         var candidates: [(id: UInt32, garbage: Double, live: Int64)] = []
-        let awaiting = s.awaitingSync.isEmpty ? [] : s.segmentsAwaitingSync
+        let awaiting = s.commits.isEmpty ? [] : s.commits.segments
         for (id, u) in s.usage where id != s.active.id && !awaiting.contains(id) {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
             let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1

@@ -53,7 +53,7 @@ extension StoreState {
     mutating func evict(_ key: UnsafeRawBufferPointer, cause: EvictionCause, now: Int64, tombstoneIfNeeded: Bool = false) throws(CaskError) {
         // A durable write of this key still waits for its sync: it is newer than what this
         // tombstone would hide, and must not be hidden by it.
-        if !awaitingSync.isEmpty && awaitingSync.contains(where: { $0.key.elementsEqual(key) }) { return }
+        if commits.hasWrite(ofKey: key) { return }
         let current = index.entry(forKey: key)
         if tombstoneIfNeeded, let current, hasNoOlderRecordElsewhere(current) {
             drop(key)

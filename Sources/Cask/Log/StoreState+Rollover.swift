@@ -50,7 +50,7 @@ extension StoreState {
     /// for a sync (the group commit syncs the active segment, not the sealed one): then
     /// ``rollover()``.
     mutating func rolloverBehindGate() throws(CaskError) -> PredecessorSync? {
-        guard let next = usablePrepared, awaitingSync.isEmpty, !writer.needsRollover else { return nil }
+        guard let next = usablePrepared, commits.isEmpty, !writer.needsRollover else { return nil }
         try writer.flush()
         let sealed = writer
         let gate = PredecessorSync(file: sealed.file)

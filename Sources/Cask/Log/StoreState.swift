@@ -67,12 +67,7 @@ struct StoreState: Sendable {
     var lastExpirySweep: Int64 = 0
     var stats = StoreStatistics()
     /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
-    var awaitingSync: [PendingWrite] = []
-    var nextTicket: UInt64 = 0
-    /// Every ticket up to this one is settled (installed or failed).
-    var committedTicket: UInt64 = 0
-    /// Failed tickets, until their writer collects the error.
-    var commitFailures: [UInt64: CaskError] = [:]
+    var commits = CommitQueue()
     var isClosed = false
     /// The record changes a layer above reads, when one keeps copies of records
     /// (``DiskStore/trackChanges()``); nil costs nothing.
