@@ -532,6 +532,7 @@ final class ModelRun {
             return nil
         }
         let store = self.store!
+        if let broken = store.state.withLock({ $0.invariantViolation() }) { return "store state: \(broken)" }
         let keys = Set(store.keys().compactMap { Int($0.dropFirst()) })
         if keys != model.liveKeys { return "keys \(keys.sorted()), model \(model.liveKeys.sorted())" }
         if store.count != model.items.count { return "count \(store.count), model \(model.items.count) (held, gone included)" }

@@ -116,11 +116,11 @@ import Testing
     @Test func onlyAStoreWithACacheAboveItKeepsAJournal() throws {
         let alone = TemporaryDirectory()
         let store = try DiskStore(directory: alone.path, options: options())
-        #expect(store.state.withLock { $0.changes == nil })
+        #expect(store.state.withLock { $0.keys.changes == nil })
         try store.close()
         let dir = TemporaryDirectory()
         let cache = try makeCache(dir)
-        #expect(cache.disk.state.withLock { $0.changes } === cache.copies.changes)
+        #expect(cache.disk.state.withLock { $0.keys.changes } === cache.copies.changes)
         try cache.close()
     }
 }

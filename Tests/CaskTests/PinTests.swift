@@ -202,7 +202,7 @@ import CaskFormat
         #expect(store.statistics.deadBytes == 0)
         #expect(try store.compact().segmentsCompacted == 0)
         for i in 0..<20 { #expect(try store.metadata(forKey: "k\(i)")?.isPinned == true) }
-        let pinRecordsLive = store.state.withLock { $0.pinRecords.count }
+        let pinRecordsLive = store.state.withLock { $0.keys.pinRecords.count }
         #expect(pinRecordsLive == 20)
         try store.close()
         let reopened = try DiskStore(directory: dir.path, options: o)

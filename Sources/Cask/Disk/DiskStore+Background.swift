@@ -98,11 +98,11 @@ extension DiskStore {
     /// (16 MB at a million keys) took 6 ms of the put that grew the index.
     /// A prepared table the index gave back (it stopped growing) is freed here, outside the lock.
     private func prepareIndexTable() {
-        let tick = state.withLock { s -> (wanted: Int?, released: [UInt64]?) in s.isClosed ? (nil, nil) : s.index.slotTablePreparationTick() }
+        let tick = state.withLock { s -> (wanted: Int?, released: [UInt64]?) in s.isClosed ? (nil, nil) : s.keys.slotTablePreparationTick() }
         withExtendedLifetime(tick.released) {}   // the last reference: freed now
         guard let size = tick.wanted else { return }
         let table = [UInt64](repeating: 0, count: size)
-        state.withLock { $0.index.adoptPreparedSlotTable(table) }
+        state.withLock { $0.keys.adoptPreparedSlotTable(table) }
     }
 
     /// Called by the buffer writer thread when a put handed off a full buffer: writes it outside

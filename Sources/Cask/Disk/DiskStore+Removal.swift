@@ -104,15 +104,9 @@ extension StoreState {
         let entry = index.entry(at: n)
         let isLive = StoreState.goneCause(entry, now: now, ageLimit: ageLimitMilliseconds) == nil
         let event = isLive && reportsEvent && options.eventHandler != nil
-        let key: [UInt8]? = event || !pinRecords.isEmpty || changes != nil ? index.withKey(at: n) { k, _ in Array(k) } : nil
-        forget(index.removeEntry(at: n))
-        if let key {
-            key.withUnsafeBytes { k in
-                dropPinRecord(forKey: k)
-                changes?.recordGone(k, through: entry.sequence)
-            }
-            if event { pendingEvents.append(.removed(key: String(decoding: key, as: UTF8.self))) }
-        }
+        let key: [UInt8]? = event ? index.withKey(at: n) { k, _ in Array(k) } : nil
+        account(keys.removeEntry(at: n))
+        if let key { pendingEvents.append(.removed(key: String(decoding: key, as: UTF8.self))) }
         return isLive
     }
 }

@@ -181,12 +181,7 @@ public final class DiskStore: Sendable {
     /// records (the cache facade); returns the journal it reads. Costs a string per change
     /// from then on; a store nobody asked this of records nothing.
     func trackChanges() -> RecordChanges {
-        state.withLock { s in
-            if let changes = s.changes { return changes }
-            let changes = RecordChanges()
-            s.changes = changes
-            return changes
-        }
+        state.withLock { $0.keys.changeJournal() }
     }
 
     /// Counts reads a layer above answered from its own copies as uses of the records here:
@@ -200,7 +195,7 @@ public final class DiskStore: Sendable {
             state.withLock { s in
                 for (key, time) in uses[next..<end] {
                     withUTF8(key) { bytes in
-                        _ = s.index.withEntry(forKey: bytes) { e in if time > e.accessTime { e.accessTime = time } }
+                        s.keys.noteUse(ofKey: bytes, at: time)
                     }
                 }
             }
@@ -323,7 +318,7 @@ public final class DiskStore: Sendable {
         if options.isReadOnly {
             state.withLock { s in
                 s.isClosed = true
-                s.index = KeyIndex()
+                s.keys.removeAll()
                 s.segments = [:]
             }
             return
@@ -350,8 +345,7 @@ public final class DiskStore: Sendable {
             // The snapshot stands for the active segment's hint; without it, the hint is written.
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true
-            s.index = KeyIndex()
-            s.changes?.recordAllGone()
+            s.keys.removeAll()
             s.segments = [:]
         } }
         lock?.release()

@@ -55,22 +55,13 @@ extension Compactor {
         let size = Int64(r.size)
         if r.isPin {
             let key = input.withKey(of: r) { Array($0) }
-            guard var loc = s.pinRecords[key], loc.segment == from, Int(loc.offset) == r.offset,
-                  loc.sequence == r.sequence else { return }
-            loc.segment = out
-            loc.offset = newOffset
-            s.pinRecords[key] = loc
+            guard s.keys.movePin(ofKey: key, from: from, offset: r.offset, sequence: r.sequence, to: out, newOffset: newOffset) else { return }
             s.usage.update(from) { $0.liveBytes -= size }
             s.usage.update(out) { $0.liveBytes += size }
             return
         }
         let moved = input.withKey(of: r) { k in
-            s.index.withEntry(forKey: k) { e -> Bool in
-                guard e.segment == from && Int(e.offset) == r.offset && e.sequence == r.sequence else { return false }
-                e.segment = out
-                e.offset = newOffset
-                return true
-            } ?? false
+            s.keys.moveEntry(ofKey: k, from: from, offset: r.offset, sequence: r.sequence, to: out, newOffset: newOffset)
         }
         if moved {
             s.usage.update(from) { $0.liveBytes -= size; $0.liveCount -= 1 }
@@ -89,10 +80,7 @@ extension Compactor {
     /// Forgets the input segments, and pin records still in them (not copied: not live).
     private static func forgetInputs(_ ids: [UInt32], in s: inout StoreState) {
         let inputIDs = Set(ids)
-        for (key, loc) in s.pinRecords where inputIDs.contains(loc.segment) {
-            s.pinRecords[key] = nil
-            s.forgetPinRecord(loc)
-        }
+        for loc in s.keys.removePins(in: inputIDs) { s.account(ReleasedRecords(pin: loc)) }
         for id in ids {
             // Still on disk until the delete phase unlinks it: counted in `fileBytes` till then.
             s.bytesAwaitingDeletion[id] = (s.usage[id]?.fileBytes ?? 0) + (s.hintBytes[id] ?? 0)

@@ -151,7 +151,7 @@ struct Compactor {
     /// A pin record is copied only while it is its key's live pin record: the newest one, and
     /// its value record still the key's entry.
     private static func isLivePin(_ r: Kept, key: [UInt8], entry: IndexEntry?, in input: Input, state s: StoreState) -> Bool {
-        guard let loc = s.pinRecords[key] else { return false }
+        guard let loc = s.keys.pinRecords[key] else { return false }
         let target = input.hides(r)
         return loc.segment == input.file.id && Int(loc.offset) == r.offset && loc.sequence == r.sequence
             && loc.target == target && entry?.sequence == target

@@ -39,10 +39,9 @@ extension StoreLoader {
         if let continued, let newest = kept.last {
             state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
         }
-        state.index = index
+        Self.adopt(index, in: &state)
         trimIndex(&state)
         state.stats = stats
-        Self.accountLiveBytes(in: &state)
         return state
     }
 
@@ -82,9 +81,7 @@ extension StoreLoader {
     /// sizes the index for every hinted record, overwritten ones included), gives the heap's free
     /// pages back to the system.
     private func trimIndex(_ state: inout StoreState) {
-        let before = state.index.memoryBytes
-        state.index.trimExcessCapacity()
-        if state.index.memoryBytes < before - (1 << 20) { cask_release_free_heap() }
+        if state.keys.trimExcessCapacity() > 1 << 20 { cask_release_free_heap() }
     }
 
     /// Records the sizes of the hint files of `state`'s segments (file bytes, backups, listings).
@@ -108,39 +105,33 @@ extension StoreLoader {
                              isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
         }
         try noteHintFiles(listing, in: &state)
-        state.index = index
+        Self.adopt(index, in: &state)
         trimIndex(&state)
         state.stats = stats
-        Self.accountLiveBytes(in: &state)
         return state
     }
 
-    /// Per-segment live bytes and counts, summed in arrays indexed by segment id (from the
-    /// lowest), or by a slot per segment when the ids span more than 65,536.
-    static func accountLiveBytes(in state: inout StoreState) {
+    /// Makes `index` the state's key directory, with per-segment live bytes and counts summed
+    /// in arrays indexed by segment id (from the lowest), or by a slot per segment when the ids
+    /// span more than 65,536.
+    static func adopt(_ index: KeyIndex, in state: inout StoreState) {
         // Summed per segment in an array indexed by segment id (entries of a churned store
         // alternate between segments: a dictionary update per entry was a tenth of the open).
         let ids = Array(state.usage.keys)
-        guard let low = ids.min(), let high = ids.max() else { return }
+        guard let low = ids.min(), let high = ids.max() else { return state.keys.adopt(index) { _ in } }
         let dense = high - low < 1 << 16
         let slots = dense ? [:] : Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         let slot = { (id: UInt32) -> Int? in dense ? (id >= low && id <= high ? Int(id - low) : nil) : slots[id] }
         var bytes = [Int64](repeating: 0, count: dense ? Int(high - low) + 1 : ids.count)
         var counts = [Int](repeating: 0, count: bytes.count)
-        var expiring = 0, total: Int64 = 0
-        for entry in state.index.entries {
-            let size = Int64(entry.recordSize)
-            if let n = slot(entry.segment) { bytes[n] += size; counts[n] += 1 }
-            total += size
-            if entry.expiry != 0 { expiring += 1 }
+        state.keys.adopt(index) { entry in
+            if let n = slot(entry.segment) { bytes[n] += Int64(entry.recordSize); counts[n] += 1 }
         }
         for id in ids {
             guard let n = slot(id) else { continue }
             state.usage[id]?.liveBytes += bytes[n]
             state.usage[id]?.liveCount += counts[n]
         }
-        state.liveBytes += total
-        state.expiringCount += expiring
     }
 
     /// Step 7: tombstones for the keys the salvage rule dropped, synced, so that an older record

@@ -32,7 +32,7 @@ extension StoreState {
     /// expired or past the age limit is evicted (with its cause) and gives nil.
     mutating func use(_ key: UnsafeRawBufferPointer, now: Int64) -> IndexEntry? {
         let age = ageLimitMilliseconds
-        let found = index.withEntry(forKey: key) { e -> IndexEntry in
+        let found = keys.touch(key) { e -> IndexEntry in
             if Self.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }
             return e
         }

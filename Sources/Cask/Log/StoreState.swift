@@ -43,9 +43,8 @@ struct StoreState: Sendable {
     let fs: any CaskFileSystem
     let options: StoreOptions
 
-    var index = KeyIndex()
-    /// The live pin record of each key that has one (keys' UTF-8 bytes). Pins are rare.
-    var pinRecords: [[UInt8]: PinRecordLocation] = [:]
+    /// Each key's current record and the live pin records (KeyDirectory.swift).
+    var keys = KeyDirectory()
     var segments: [UInt32: SegmentFile] = [:]
     var usage = SegmentUsages()
     var hintBytes: [UInt32: Int64] = [:]
@@ -59,19 +58,12 @@ struct StoreState: Sendable {
     var pendingHints: [PendingHint] = []
     var nextSequence: UInt64
     var nextSegmentID: UInt32
-    var liveBytes: Int64 = 0
-    /// Live items with a time to live (expiry sweeps are skipped while there are none and no
-    /// age limit).
-    var expiringCount = 0
     /// When compaction last swept for expired items (milliseconds since 1970).
     var lastExpirySweep: Int64 = 0
     var stats = StoreStatistics()
     /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
     var commits = CommitQueue()
     var isClosed = false
-    /// The record changes a layer above reads, when one keeps copies of records
-    /// (``DiskStore/trackChanges()``); nil costs nothing.
-    var changes: RecordChanges?
     /// Events to deliver once the lock is released.
     var pendingEvents: [StoreEvent] = []
     /// What the last eviction walk left to evict, for the next eviction (StoreState+Eviction.swift).
@@ -116,6 +108,12 @@ struct StoreState: Sendable {
     /// Tag removals an open found, applied as the open ends (DiskStore+TagRemoval.swift).
     var tagRemovalsAtOpen = TagRemovals()
     var limits: StoreLimits { options.limits }
+    /// The index (``KeyDirectory/index``), for reading.
+    var index: KeyIndex { _read { yield keys.index } }
+    /// Bytes of the live records (``KeyDirectory/liveBytes``).
+    var liveBytes: Int64 { keys.liveBytes }
+    /// Live items with a time to live (``KeyDirectory/expiringCount``).
+    var expiringCount: Int { keys.expiringCount }
     /// The active segment.
     var active: SegmentFile { writer.file }
 
@@ -207,38 +205,24 @@ struct StoreState: Sendable {
     /// live-byte accounting. Returns the entry it replaced.
     @discardableResult
     mutating func install(_ entry: IndexEntry, forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
-        let old: IndexEntry?
-        if entry.isTombstone {
-            old = index.removeValue(forKey: key)
-        } else {
-            old = index.updateValue(entry, forKey: key)
-            usage.update(entry.segment) { $0.liveBytes += Int64(entry.recordSize); $0.liveCount += 1 }
-            liveBytes += Int64(entry.recordSize)
-            if entry.expiry != 0 { expiringCount += 1 }
-        }
-        if let old {
-            forget(old)
-            dropPinRecord(forKey: key)
-            changes?.recordGone(key, through: old.sequence)
-        }
-        return old
+        if !entry.isTombstone { usage.update(entry.segment) { $0.liveBytes += Int64(entry.recordSize); $0.liveCount += 1 } }
+        let released = keys.install(entry, forKey: key)
+        account(released)
+        return released.entry
     }
 
-    /// Accounts for an entry that no longer holds a live item.
-    mutating func forget(_ old: IndexEntry) {
-        usage.update(old.segment) { $0.liveBytes -= Int64(old.recordSize); $0.liveCount -= 1 }
-        liveBytes -= Int64(old.recordSize)
-        if old.expiry != 0 { expiringCount -= 1 }
-        if old.segment != writer.id { sealedGarbageGrew = true }
+    /// Takes records that left the key directory off their segments' live bytes.
+    mutating func account(_ released: ReleasedRecords) {
+        if let old = released.entry {
+            usage.update(old.segment) { $0.liveBytes -= Int64(old.recordSize); $0.liveCount -= 1 }
+            if old.segment != writer.id { sealedGarbageGrew = true }
+        }
+        if let pin = released.pin { usage[pin.segment]?.liveBytes -= Int64(pin.size) }
     }
 
     /// Removes an expired or damaged key from the index.
     mutating func drop(_ key: UnsafeRawBufferPointer) {
-        if let old = index.removeValue(forKey: key) {
-            forget(old)
-            dropPinRecord(forKey: key)
-            changes?.recordGone(key, through: old.sequence)
-        }
+        account(keys.remove(key))
     }
 
     /// Forgets records appended at or after `offset` of the active segment (a failed durable write).
@@ -272,11 +256,7 @@ struct StoreState: Sendable {
         segments = [writer.id: writer.file]
         usage = [writer.id: usage[writer.id]!]
         hintBytes = [:]
-        index = KeyIndex()
-        changes?.recordAllGone()
-        pinRecords = [:]
-        liveBytes = 0
-        expiringCount = 0
+        keys.removeAll()
         pendingHints = []
     }
 
