@@ -18,7 +18,7 @@ extension DiskStore {
                     guard let bytes = made else { continue }
                     let size = try StoreFiles.writeHint(bytes, of: id, in: directory, keyring: options.keyring, fs: options.fileSystem)
                     state.withLock { s in
-                        if s.segments[id] != nil { s.hintBytes[id] = size }
+                        if s.segments[id] != nil { s.segmentSet.noteHint(of: id, bytes: size) }
                         else { try? s.fs.remove(   // harmless: an orphan hint, which the next open removes
 FileNames.join(directory, FileNames.hint(id))) }
                     }

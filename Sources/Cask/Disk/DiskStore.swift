@@ -319,7 +319,7 @@ public final class DiskStore: Sendable {
             state.withLock { s in
                 s.isClosed = true
                 s.keys.removeAll()
-                s.segments = [:]
+                s.segmentSet.apply(.close)
             }
             return
         }
@@ -346,7 +346,7 @@ public final class DiskStore: Sendable {
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
             s.isClosed = true
             s.keys.removeAll()
-            s.segments = [:]
+            s.segmentSet.apply(.close)
         } }
         lock?.release()
     }

@@ -15,11 +15,10 @@ extension Compactor {
     func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
         if let output {
             state.withSlice { s in
-                s.segments[output.file.id] = output.file
-                s.usage[output.file.id] = SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
-                                                       minimumSequence: kept[0].sequence, isCompacted: true,
-                                                       keyID: s.options.writtenKeyID)
-                s.hintBytes[output.file.id] = output.hintBytes
+                s.segmentSet.apply(.add(output.file, usage: SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
+                                                                         minimumSequence: kept[0].sequence, isCompacted: true,
+                                                                         keyID: s.options.writtenKeyID),
+                                        hintBytes: output.hintBytes))
             }
             var residency = InputResidency(listing.inputs)
             state.forEachInSlices(kept.indices) { s, i in
@@ -56,16 +55,14 @@ extension Compactor {
         if r.isPin {
             let key = input.withKey(of: r) { Array($0) }
             guard s.keys.movePin(ofKey: key, from: from, offset: r.offset, sequence: r.sequence, to: out, newOffset: newOffset) else { return }
-            s.usage.update(from) { $0.liveBytes -= size }
-            s.usage.update(out) { $0.liveBytes += size }
+            s.segmentSet.moveLive(size, entries: 0, from: from, to: out)
             return
         }
         let moved = input.withKey(of: r) { k in
             s.keys.moveEntry(ofKey: k, from: from, offset: r.offset, sequence: r.sequence, to: out, newOffset: newOffset)
         }
         if moved {
-            s.usage.update(from) { $0.liveBytes -= size; $0.liveCount -= 1 }
-            s.usage.update(out) { $0.liveBytes += size; $0.liveCount += 1 }
+            s.segmentSet.moveLive(size, entries: 1, from: from, to: out)
         }
     }
 
@@ -81,12 +78,7 @@ extension Compactor {
     private static func forgetInputs(_ ids: [UInt32], in s: inout StoreState) {
         let inputIDs = Set(ids)
         for loc in s.keys.removePins(in: inputIDs) { s.account(ReleasedRecords(pin: loc)) }
-        for id in ids {
-            // Still on disk until the delete phase unlinks it: counted in `fileBytes` till then.
-            s.bytesAwaitingDeletion[id] = (s.usage[id]?.fileBytes ?? 0) + (s.hintBytes[id] ?? 0)
-            s.segments[id] = nil
-            s.usage[id] = nil
-            s.hintBytes[id] = nil
-        }
+        // Still on disk until the delete phase unlinks them: counted in `fileBytes` till then.
+        s.segmentSet.apply(.retire(ids))
     }
 }

@@ -254,7 +254,7 @@ struct Compactor {
         try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
         guard renamed else { return }
         if (try? fs.remove(FileNames.join(directory, FileNames.segment(plan.outputID)))) == nil {
-            state.withLock { $0.lingeringMinimumSequence = min($0.lingeringMinimumSequence, lowestSequence) }
+            state.withLock { $0.segmentSet.apply(.lingering(minimumSequence: lowestSequence)) }
         }
         try? fs.syncDirectory(directory)
     }
@@ -294,7 +294,7 @@ struct Compactor {
             for (n, id) in plan.ids.enumerated() {
                 try fs.remove(FileNames.join(directory, FileNames.hint(id)))
                 try fs.remove(FileNames.join(directory, FileNames.segment(id)))
-                state.withLock { $0.bytesAwaitingDeletion[id] = nil }
+                state.withLock { $0.segmentSet.apply(.unlinked(id)) }
                 try fs.syncDirectory(directory)
                 if n == 0 { CrashPoint.compactionDuringDelete.reach() }
             }
@@ -303,10 +303,10 @@ struct Compactor {
             if let lock { try lock.whileDeleting(deletions) } else { try deletions() }
         } catch {
             state.withLock { s in
-                s.lingeringMinimumSequence = min(s.lingeringMinimumSequence, lowestSequence)
+                s.segmentSet.apply(.lingering(minimumSequence: lowestSequence))
                 // Left for the next open to remove; no longer counted, or writes would wait
                 // for a compaction that cannot free them.
-                for id in plan.ids { s.bytesAwaitingDeletion[id] = nil }
+                for id in plan.ids { s.segmentSet.apply(.unlinked(id)) }
             }
             throw error
         }

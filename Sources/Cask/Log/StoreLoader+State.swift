@@ -33,11 +33,11 @@ extension StoreLoader {
             // A damaged header gives no lower bound: 0 keeps every tombstone that might matter.
             state.addSegment(segment.file, size: segment.size, minimumSequence: segment.header?.minimumSequence ?? 0,
                              isCompacted: segment.header?.kind == .compacted, keyID: segment.header?.keyID ?? 0)
-            if segment.header == nil { state.usage[segment.file.id]?.headerDamaged = true }   // compaction rewrites it first
+            if segment.header == nil { state.segmentSet.noteRecovered(segment.file.id, headerDamaged: true) }   // compaction rewrites it first
         }
         try noteHintFiles(listing, in: &state)
         if let continued, let newest = kept.last {
-            state.usage[continued.id]?.minimumSequence = newest.header?.minimumSequence ?? 0
+            state.segmentSet.noteRecovered(continued.id, minimumSequence: newest.header?.minimumSequence ?? 0)
         }
         Self.adopt(index, in: &state)
         trimIndex(&state)
@@ -90,7 +90,7 @@ extension StoreLoader {
         for id in listing.hintIDs where state.segments[id] != nil {
             guard let h = try fs.openIfPresent(listing.hintPath(id)) else { continue }
             defer { fs.close(h) }
-            state.hintBytes[id] = try fs.size(h)
+            state.segmentSet.noteHint(of: id, bytes: try fs.size(h))
         }
     }
 
@@ -129,8 +129,7 @@ extension StoreLoader {
         }
         for id in ids {
             guard let n = slot(id) else { continue }
-            state.usage[id]?.liveBytes += bytes[n]
-            state.usage[id]?.liveCount += counts[n]
+            state.segmentSet.addLive(bytes[n], entries: counts[n], in: id)
         }
     }
 

@@ -33,7 +33,7 @@ extension StoreState {
                 guard let e = index.entry(forKey: key), e.segment == activeID, Int(e.offset) == offset else { return nil }
                 return e.accessTime
             }
-            hintBytes[activeID] = try StoreFiles.writeHint(hint, of: activeID, in: directory, keyring: options.keyring, fs: fs)
+            try segmentSet.noteHint(of: activeID, bytes: StoreFiles.writeHint(hint, of: activeID, in: directory, keyring: options.keyring, fs: fs))
         } catch {
             stats.backgroundFailures += 1
             options.logger.warning("could not write the hint file of segment \(active.id): \(error)")
@@ -52,7 +52,7 @@ extension StoreState {
                 options.logger.warning("not writing a hint for damaged segment \(segment.path)")
                 return
             }
-            hintBytes[id] = try StoreFiles.writeHint(hint, of: id, in: directory, keyring: options.keyring, fs: fs)
+            try segmentSet.noteHint(of: id, bytes: StoreFiles.writeHint(hint, of: id, in: directory, keyring: options.keyring, fs: fs))
         } catch {
             stats.backgroundFailures += 1
             options.logger.warning("could not write the hint file of segment \(id): \(error)")

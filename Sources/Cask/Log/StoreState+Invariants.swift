@@ -7,7 +7,8 @@ extension StoreState {
         if let problem = keys.invariantViolation() { return "key directory: \(problem)" }
         commits.checkInvariants()
         guard !isClosed else { return nil }
-        let usageBytes = usage.values.reduce(0) { $0 + $1.liveBytes }
+        if let problem = segmentSet.invariantViolation() { return "segment set: \(problem)" }
+        let usageBytes = segmentSet.liveBytes
         if usageBytes != keys.liveBytes { return "segments count \(usageBytes) live bytes, the key directory \(keys.liveBytes)" }
         let usageCount = usage.values.reduce(0) { $0 + $1.liveCount }
         if usageCount != index.count { return "segments count \(usageCount) live entries, the index holds \(index.count)" }

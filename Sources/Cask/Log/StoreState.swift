@@ -45,11 +45,8 @@ struct StoreState: Sendable {
 
     /// Each key's current record and the live pin records (KeyDirectory.swift).
     var keys = KeyDirectory()
-    var segments: [UInt32: SegmentFile] = [:]
-    var usage = SegmentUsages()
-    var hintBytes: [UInt32: Int64] = [:]
-    /// Compaction inputs switched out but not yet unlinked: their segment and hint bytes.
-    var bytesAwaitingDeletion: [UInt32: Int64] = [:]
+    /// The open segments and their accounting (SegmentSet.swift).
+    var segmentSet = SegmentSet()
     /// Appends to the active segment.
     var writer: SegmentWriter
     /// Seals the values this open writes (encryption on), under the lock like the writer.
@@ -99,15 +96,20 @@ struct StoreState: Sendable {
     /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
     /// its next interval (and sleeps without a timer while nothing changes).
     var sealedGarbageGrew = false
-    /// After a compaction failed to delete its inputs: the lowest sequence they may hold. They
-    /// could reappear after a crash, so tombstones above it are kept.
-    var lingeringMinimumSequence: UInt64 = .max
     /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
     /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
     var sweeping: [UInt64: [UInt8]] = [:]
     /// Tag removals an open found, applied as the open ends (DiskStore+TagRemoval.swift).
     var tagRemovalsAtOpen = TagRemovals()
     var limits: StoreLimits { options.limits }
+    /// The open segment files (``SegmentSet/files``), for reading.
+    var segments: [UInt32: SegmentFile] { _read { yield segmentSet.files } }
+    /// Each open segment's usage (``SegmentSet/usage``), for reading.
+    var usage: SegmentUsages { _read { yield segmentSet.usage } }
+    /// Sizes of the open segments' hint files (``SegmentSet/hintBytes``), for reading.
+    var hintBytes: [UInt32: Int64] { _read { yield segmentSet.hintBytes } }
+    /// See ``SegmentSet/lingeringMinimumSequence``.
+    var lingeringMinimumSequence: UInt64 { segmentSet.lingeringMinimumSequence }
     /// The index (``KeyDirectory/index``), for reading.
     var index: KeyIndex { _read { yield keys.index } }
     /// Bytes of the live records (``KeyDirectory/liveBytes``).
@@ -131,9 +133,9 @@ struct StoreState: Sendable {
     /// Starts tracking a segment file of `size` bytes whose records all have sequence numbers of
     /// at least `minimumSequence`.
     mutating func addSegment(_ file: SegmentFile, size: Int64, minimumSequence: UInt64, isCompacted: Bool = false, keyID: UInt32? = nil) {
-        segments[file.id] = file
-        usage[file.id] = SegmentUsage(fileBytes: size, liveBytes: 0, minimumSequence: minimumSequence, isCompacted: isCompacted,
-                                      keyID: keyID ?? options.writtenKeyID)
+        segmentSet.apply(.add(file, usage: SegmentUsage(fileBytes: size, liveBytes: 0, minimumSequence: minimumSequence,
+                                                        isCompacted: isCompacted, keyID: keyID ?? options.writtenKeyID),
+                              hintBytes: nil))
     }
 
     // MARK: Appending
@@ -177,7 +179,7 @@ struct StoreState: Sendable {
             segment: writer.id, offset: UInt32(offset), storedLength: UInt32(header.storedLength),
             sequence: nextSequence, expiry: kind == .tombstone ? 0 : expiry,
             accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
-        usage[writer.id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += size
+        segmentSet.grow(writer.id, by: size)
         nextSequence += 1
         stats.writes += 1
         stats.bytesWritten += Int(size)
@@ -205,7 +207,7 @@ struct StoreState: Sendable {
     /// live-byte accounting. Returns the entry it replaced.
     @discardableResult
     mutating func install(_ entry: IndexEntry, forKey key: UnsafeRawBufferPointer) -> IndexEntry? {
-        if !entry.isTombstone { usage.update(entry.segment) { $0.liveBytes += Int64(entry.recordSize); $0.liveCount += 1 } }
+        if !entry.isTombstone { segmentSet.addLive(Int64(entry.recordSize), entries: 1, in: entry.segment) }
         let released = keys.install(entry, forKey: key)
         account(released)
         return released.entry
@@ -214,10 +216,10 @@ struct StoreState: Sendable {
     /// Takes records that left the key directory off their segments' live bytes.
     mutating func account(_ released: ReleasedRecords) {
         if let old = released.entry {
-            usage.update(old.segment) { $0.liveBytes -= Int64(old.recordSize); $0.liveCount -= 1 }
+            segmentSet.addLive(-Int64(old.recordSize), entries: -1, in: old.segment)
             if old.segment != writer.id { sealedGarbageGrew = true }
         }
-        if let pin = released.pin { usage[pin.segment]?.liveBytes -= Int64(pin.size) }
+        if let pin = released.pin { segmentSet.addLive(-Int64(pin.size), in: pin.segment) }
     }
 
     /// Removes an expired or damaged key from the index.
@@ -227,7 +229,7 @@ struct StoreState: Sendable {
 
     /// Forgets records appended at or after `offset` of the active segment (a failed durable write).
     mutating func undo(to offset: Int64) {
-        usage[writer.id]?.fileBytes -= writer.size - offset
+        segmentSet.grow(writer.id, by: offset - writer.size)
         writer.undo(to: offset)
     }
 
@@ -253,9 +255,7 @@ struct StoreState: Sendable {
     /// forgotten. Deleting the old files is the caller's.
     mutating func clear() throws(CaskError) {
         try startSegment(flags: Format.SegmentFlag.clearsOlder)
-        segments = [writer.id: writer.file]
-        usage = [writer.id: usage[writer.id]!]
-        hintBytes = [:]
+        segmentSet.apply(.clear(keeping: writer.id))
         keys.removeAll()
         pendingHints = []
     }
@@ -310,7 +310,5 @@ struct StoreState: Sendable {
 
     /// Bytes of all segment and hint files, compaction inputs not yet unlinked included (the
     /// byte limit's back-pressure counts what is on disk).
-    var fileBytes: Int64 {
-        usage.values.reduce(0) { $0 + $1.fileBytes } + hintBytes.values.reduce(0, +) + bytesAwaitingDeletion.values.reduce(0, +)
-    }
+    var fileBytes: Int64 { segmentSet.fileBytes }
 }
