@@ -9,7 +9,7 @@ import CaskFormat
     }
 
     func enqueue(_ q: inout CommitQueue, _ key: String, segment: UInt32, offset: UInt32) -> UInt64 {
-        Array(key.utf8).withUnsafeBytes { q.enqueue(entry(segment: segment, offset: offset, sequence: UInt64(offset)), key: $0, removedKey: nil, installs: true) }
+        Array(key.utf8).withUnsafeBytes { q.enqueue(entry(segment: segment, offset: offset, sequence: UInt64(offset)), key: $0, removedKey: nil, effect: .install) }
     }
 
     @Test func aSyncSettlesExactlyTheWritesItCovered() {

@@ -205,9 +205,7 @@ extension DiskStore {
             let keys = s.index.all.filter { $0.entry.isPinned == pinned }.map(\.key)
             for key in keys {
                 try withKeyBytes(key) { k throws(CaskError) in
-                    let tombstone = try s.appendTombstone(forKey: k, hiding: StoreState.hiding(s.index.entry(forKey: k)), now: now)
-                    s.install(tombstone, forKey: k)
-                    if s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
+                    _ = try s.write(.tombstone(k, hiding: StoreState.hiding(s.index.entry(forKey: k)), removedKey: key), now: now, durable: false)
                 }
             }
             return keys.count
@@ -227,35 +225,16 @@ extension DiskStore {
     @discardableResult
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
-        defer { armBackgroundWork() }
         let now = options.clock.now
-        let everyWrite = options.durability == .everyWrite
-        let (changed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
-                guard !s.isClosed else { throw .closed }
+        return try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try writing { s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
                 guard let entry = s.index.entry(forKey: keyBytes),
-                      StoreState.goneCause(entry, now: now, ageLimit: s.ageLimitMilliseconds) == nil else {
-                    return (false, StoreState.Deferred())
-                }
-                if entry.isPinned == pinned { return (true, StoreState.Deferred()) }
-                let record = try s.appendRecord(
-                    kind: .pin, key: keyBytes, stored: UnsafeRawBufferPointer(start: nil, count: 0), originalLength: 0,
-                    flags: pinned ? Format.RecordFlag.pinned : 0, expiry: Int64(bitPattern: entry.sequence), now: now)
-                if everyWrite {
-                    // Durable before it takes effect, as a put in this mode. A failed sync (or
-                    // flush) cuts the unsynced tail, this record included, off the file.
-                    do throws(CaskError) { try s.syncActive() } catch {
-                        if s.writer.size > s.writer.syncedSize { s.failUnsynced(error, now: now) }
-                        throw error
-                    }
-                }
-                s.applyPin(pinned, record: PinRecordLocation(
-                    segment: record.segment, offset: record.offset, size: record.recordSize,
-                    sequence: record.sequence, target: entry.sequence), forKey: keyBytes)
-                return (true, s.takeDeferred())
+                      StoreState.goneCause(entry, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return (false, nil) }
+                if entry.isPinned == pinned { return (true, nil) }
+                // Durable before it takes effect in `.everyWrite`, as a put (the group commit
+                // applies it; a failed sync leaves the pin as it was).
+                return (true, try s.write(.pin(keyBytes, pinned: pinned, target: entry.sequence), now: now, durable: durable).ticket)
             }
         }
-        if !deferred.isEmpty { finish(deferred) }
-        return changed
     }
 }

@@ -193,8 +193,7 @@ extension DiskStore {
                 s.stats.corruptRecords += 1
                 guard !s.isClosed, let current = s.index.entry(forKey: keyBytes), current.sequence == entry.sequence else { return }
                 if s.options.isReadOnly { return s.drop(keyBytes) }   // this process forgets it; nothing is written
-                let tombstone = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(current), now: now)
-                s.install(tombstone, forKey: keyBytes)
+                _ = try s.write(.tombstone(keyBytes, hiding: StoreState.hiding(current)), now: now, durable: false)
             }
         }
     }

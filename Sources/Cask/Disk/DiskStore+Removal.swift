@@ -37,9 +37,10 @@ extension DiskStore {
         let (ticket, sequence) = try withKeyBytes(prefix) { p throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
                 guard !s.isClosed else { throw .closed }
-                let record = try s.appendRemoval(of: p, now: now)
+                // Durable before its walk in every mode (format-spec.md, "Removal by prefix").
+                let (record, ticket) = try s.write(.removal(p), now: now, durable: true)
                 s.sweeping[record.sequence] = bytes
-                return (s.awaitSync(record, key: p, installs: false), record.sequence)
+                return (ticket!, record.sequence)
             }
         }
         defer { state.withLock { _ = $0.sweeping.removeValue(forKey: sequence) } }

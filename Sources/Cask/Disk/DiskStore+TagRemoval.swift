@@ -35,9 +35,10 @@ extension DiskStore {
         let (ticket, sequence) = try withKeyBytes(tag) { t throws(CaskError) in
             try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
                 guard !s.isClosed else { throw .closed }
-                let record = try s.appendRemoval(of: t, tag: true, now: now)
+                // Durable before its walk in every mode (format-spec.md, "Removal by tag").
+                let (record, ticket) = try s.write(.removal(t, tag: true), now: now, durable: true)
                 s.sweeping[record.sequence] = bytes
-                return (s.awaitSync(record, key: t, installs: false), record.sequence)
+                return (ticket!, record.sequence)
             }
         }
         do throws(CaskError) {

@@ -1,7 +1,8 @@
 import CaskFormat
 
-/// The write path every value takes: encode (``ValueCodec``), append under the lock, install
-/// in the index, and for ``Durability/everyWrite`` wait for the group commit.
+/// The write path every value takes: encode (``ValueCodec``), append under the lock through the
+/// funnel (``StoreState/write(_:now:durable:)``), and for ``Durability/everyWrite`` wait for
+/// the group commit.
 extension DiskStore {
     /// Appends the value's record and installs it; returns the index entry it wrote (its
     /// sequence number, where it lies, its expiry, as the index keeps them). With `entry`, the
@@ -25,54 +26,38 @@ extension DiskStore {
                 let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count + sealing)
                 guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
             }
-            let record = Record(stored: stored, originalLength: originalLength,
-                                flags: codecFlags | (isPinned ? Format.RecordFlag.pinned : 0), expiry: expiry, now: now)
-            return options.durability == .everyWrite ? try appendDurably(record, forKey: key) : try append(record, forKey: key)
-        }
-    }
-
-    /// A value record's fields, encoded, before it is appended.
-    private struct Record {
-        let stored: UnsafeRawBufferPointer
-        let originalLength: Int
-        let flags: UInt8
-        let expiry: Int64
-        let now: Int64
-    }
-
-    /// Appends `record` and installs it at once, enforcing the limits (durability `.none` and
-    /// `.interval`).
-    private func append(_ record: Record, forKey key: String) throws(CaskError) -> IndexEntry {
-        let (entry, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (IndexEntry, StoreState.Deferred) in
-                guard !s.isClosed else { throw .closed }
-                let entry = try s.appendRecord(
-                    kind: .value, key: keyBytes, stored: record.stored, originalLength: record.originalLength,
-                    flags: record.flags, expiry: record.expiry, now: record.now)
-                s.install(entry, forKey: keyBytes)
-                s.enforceLimits(now: record.now, written: keyBytes)
-                return (entry, s.takeDeferred())
+            let flags = codecFlags | (isPinned ? Format.RecordFlag.pinned : 0)
+            return try withKeyBytes(key) { keyBytes throws(CaskError) in
+                try writing { s, durable throws(CaskError) in
+                    let written = try s.write(.value(keyBytes, stored: stored, originalLength: originalLength, flags: flags, expiry: expiry),
+                                              now: now, durable: durable)
+                    if !durable { s.enforceLimits(now: now, written: keyBytes) }
+                    return (written.entry, written.ticket)
+                }
             }
         }
-        armBackgroundWork(compaction: deferred.checkCompaction)
-        if !deferred.isEmpty { finish(deferred) }
-        return entry
     }
 
-    /// Appends `record` and returns once the group commit has synced and installed it
-    /// (``Durability/everyWrite``).
-    private func appendDurably(_ record: Record, forKey key: String) throws(CaskError) -> IndexEntry {
-        let (ticket, entry) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (UInt64, IndexEntry) in
-                guard !s.isClosed else { throw .closed }
-                let entry = try s.appendRecord(
-                    kind: .value, key: keyBytes, stored: record.stored, originalLength: record.originalLength,
-                    flags: record.flags, expiry: record.expiry, now: record.now)
-                return (s.awaitSync(entry, key: keyBytes), entry)
-            }
+    /// The funnel's lock half, which every write takes: runs `body` under the store's lock on
+    /// an open store (`durable`: the store's mode wants each record synced before it is in
+    /// effect), then does what its records left: waits for the group commit of the returned
+    /// ticket, or hands the background work over.
+    /// - Throws: ``CaskError/closed``, what `body` throws, or the group commit's failure (the
+    ///   record is then not in effect).
+    func writing<R>(_ body: (inout StoreState, _ durable: Bool) throws(CaskError) -> (R, ticket: UInt64?)) throws(CaskError) -> R {
+        let durable = options.durability == .everyWrite
+        let (result, ticket, deferred) = try state.withLock { s throws(CaskError) -> (R, UInt64?, StoreState.Deferred) in
+            guard !s.isClosed else { throw .closed }
+            let (result, ticket) = try body(&s, durable)
+            return (result, ticket, ticket == nil ? s.takeDeferred() : StoreState.Deferred())
         }
-        try commit(ticket)
-        armBackgroundWork()
-        return entry
+        if let ticket {
+            try commit(ticket)
+            armBackgroundWork()
+        } else {
+            armBackgroundWork(compaction: deferred.checkCompaction)
+            if !deferred.isEmpty { finish(deferred) }
+        }
+        return result
     }
 }

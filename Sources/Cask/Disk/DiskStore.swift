@@ -236,44 +236,20 @@ public final class DiskStore: Sendable {
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
         let now = options.clock.now
-        if options.durability == .everyWrite {
-            let pending: (UInt64, Bool)?
-            do {
-                pending = try withKeyBytes(key) { keyBytes throws(CaskError) in
-                try state.withLock { s throws(CaskError) -> (UInt64, Bool)? in
-                    guard !s.isClosed else { throw .closed }
-                    // The newest value may itself still wait for its sync.
-                    let waiting = s.commits.newestWrite(ofKey: keyBytes)
-                    let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
-                    if existing == nil && waiting != nil { return nil }   // its last write is a removal
-                    // An absent key gets a tombstone too: a record of it evicted without one may
-                    // still be on disk (format-spec.md, "Eviction without a tombstone").
-                    let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
-                    let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
-                    return (s.awaitSync(entry, key: keyBytes, removedKey: live ? key : nil), live)
-                }
-                }
-            }
-            guard let (ticket, live) = pending else { return false }
-            try commit(ticket)
-            return live
-        }
-        let (removed, deferred) = try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (Bool, StoreState.Deferred) in
-                guard !s.isClosed else { throw .closed }
+        return try withKeyBytes(key) { keyBytes throws(CaskError) in
+            try writing { s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
+                // The newest value may itself still wait for its sync.
+                let waiting = s.commits.newestWrite(ofKey: keyBytes)
+                let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
+                if existing == nil && waiting != nil { return (false, nil) }   // its last write is a removal
                 // An absent key gets a tombstone too: a record of it evicted without one may
                 // still be on disk (format-spec.md, "Eviction without a tombstone").
-                let existing = s.index.entry(forKey: keyBytes)
-                let entry = try s.appendTombstone(forKey: keyBytes, hiding: StoreState.hiding(existing), now: now)
-                s.install(entry, forKey: keyBytes)
                 let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
-                if live && s.options.eventHandler != nil { s.pendingEvents.append(.removed(key: key)) }
-                return (live, s.takeDeferred())
+                let written = try s.write(.tombstone(keyBytes, hiding: StoreState.hiding(existing), removedKey: live ? key : nil),
+                                          now: now, durable: durable)
+                return (live, written.ticket)
             }
         }
-        armBackgroundWork(compaction: deferred.checkCompaction)
-        if !deferred.isEmpty { finish(deferred) }
-        return removed
     }
 
     /// Removes every item. The store is empty when this returns: a new segment marked as clearing

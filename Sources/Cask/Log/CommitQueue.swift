@@ -6,8 +6,8 @@ struct PendingWrite: Sendable {
     let entry: IndexEntry
     /// For a removal of a live item: the key, for the `.removed` event.
     let removedKey: String?
-    /// False for a record with no index entry of its own (a removal record): settled, not installed.
-    var installs = true
+    /// What the record does once it is durable.
+    let effect: RecordWrite.Effect
 }
 
 /// The group commit's queue for `Durability.everyWrite` (format-spec.md, "Writing protocol"):
@@ -32,9 +32,9 @@ struct CommitQueue: Sendable {
     var count: Int { waiting.count }
 
     /// Queues an appended durable record; returns its ticket.
-    mutating func enqueue(_ entry: IndexEntry, key: UnsafeRawBufferPointer, removedKey: String?, installs: Bool) -> UInt64 {
+    mutating func enqueue(_ entry: IndexEntry, key: UnsafeRawBufferPointer, removedKey: String?, effect: RecordWrite.Effect) -> UInt64 {
         lastTicket += 1
-        waiting.append(PendingWrite(ticket: lastTicket, key: Array(key), entry: entry, removedKey: removedKey, installs: installs))
+        waiting.append(PendingWrite(ticket: lastTicket, key: Array(key), entry: entry, removedKey: removedKey, effect: effect))
         return lastTicket
     }
 
@@ -44,9 +44,10 @@ struct CommitQueue: Sendable {
     /// The error write `ticket` failed with, handed over once (nil: it succeeded).
     mutating func takeFailure(of ticket: UInt64) -> CaskError? { failures.removeValue(forKey: ticket) }
 
-    /// The newest waiting write of `key`, if any.
+    /// The newest waiting value or tombstone of `key`, if any (a removal record's key is a
+    /// prefix or tag, not a key).
     func newestWrite(ofKey key: UnsafeRawBufferPointer) -> PendingWrite? {
-        waiting.last { $0.key.elementsEqual(key) }
+        waiting.last { $0.effect == .install && $0.key.elementsEqual(key) }
     }
 
     /// Whether a write of `key` waits.

@@ -140,8 +140,7 @@ extension StoreLoader {
         let now = options.clock.now
         for key in dropped {
             try withKeyBytes(key) { keyBytes throws(CaskError) in
-                let entry = try state.appendTombstone(forKey: keyBytes, hiding: 0, now: now)
-                state.install(entry, forKey: keyBytes)
+                _ = try state.write(.tombstone(keyBytes, hiding: 0), now: now, durable: false)
             }
         }
         try state.syncActive()

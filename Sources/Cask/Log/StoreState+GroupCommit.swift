@@ -11,11 +11,6 @@
 /// waiting write in the active segment and cuts the file back to what was synced; a failed
 /// fsync is never retried and trusted (the segment is abandoned at the next write).
 extension StoreState {
-    /// Queues an appended durable record; returns its ticket.
-    mutating func awaitSync(_ entry: IndexEntry, key: UnsafeRawBufferPointer, removedKey: String? = nil, installs: Bool = true) -> UInt64 {
-        commits.enqueue(entry, key: key, removedKey: removedKey, installs: installs)
-    }
-
     /// Installs the waiting writes that are durable now, in order: those in sealed segments (a
     /// segment is synced before it is sealed) and those in the active one below `syncedSize`.
     mutating func installDurable(now: Int64) {
@@ -23,11 +18,8 @@ extension StoreState {
         guard !durable.isEmpty else { return }
         var installed = 0
         for p in durable {
-            if p.installs {
-                p.key.withUnsafeBytes { _ = install(p.entry, forKey: $0) }
-                installed += 1
-            }
-            if let key = p.removedKey, options.eventHandler != nil { pendingEvents.append(.removed(key: key)) }
+            p.key.withUnsafeBytes { putInEffect(p.entry, key: $0, effect: p.effect, removedKey: p.removedKey) }
+            if p.effect == .install { installed += 1 }
         }
         commits.checkInvariants()
         // A removal record alone evicts nothing: it is about to remove items itself.

@@ -59,8 +59,7 @@ extension StoreState {
             drop(key)
             stats.evictionsWithoutTombstone += 1
         } else {
-            let tombstone = try appendTombstone(forKey: key, hiding: Self.hiding(current), now: now)
-            install(tombstone, forKey: key)
+            _ = try write(.tombstone(key, hiding: Self.hiding(current)), now: now, durable: false)
         }
         stats.record(cause)
         if options.eventHandler != nil {

@@ -138,71 +138,6 @@ struct StoreState: Sendable {
                               hintBytes: nil))
     }
 
-    // MARK: Appending
-
-    /// Encodes one record at the end of the active segment (in the write buffer) and returns the
-    /// index entry describing it. The index is not changed: the caller installs the entry once the
-    /// record is as durable as the store's mode requires.
-    mutating func appendRecord(
-        kind: Format.RecordKind,
-        key: UnsafeRawBufferPointer,
-        stored: UnsafeRawBufferPointer,
-        originalLength: Int,
-        flags: UInt8,
-        expiry: Int64,
-        now: Int64
-    ) throws(CaskError) -> IndexEntry {
-        if writer.needsRollover || (writer.size >= inlineRolloverSize && !writer.isEmpty) {
-            // Behind the gate when the next segment is prepared (the flush thread syncs the
-            // sealed one outside the lock); else with the sync here.
-            if try rolloverBehindGate() == nil { try rollover() }
-        }
-        // A record past the last sequence number would be read back as damage (format-spec.md,
-        // "Sequence numbers"): refuse it, unwritten, instead.
-        guard Format.isPlausibleSequence(nextSequence) else {
-            throw .corruption(file: directory, offset: 0, reason: "the last sequence number (\(Format.maximumSequence)) was issued; \(StoreLoader.noSequenceLeft)")
-        }
-        // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
-        let sealed = (kind == .value || kind == .pin) && sealer != nil
-        let header = RecordHeader(
-            sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind,
-            flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
-            storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
-        // The seal's 32 bytes must fit the format's limit too (maximumValueSize may be 1 GiB).
-        guard header.storedLength <= Format.maximumValueLength else {
-            throw .valueTooLarge(size: originalLength, maximum: Format.maximumValueLength - Format.Seal.overhead)
-        }
-        let offset = sealed ? try writer.append(header, key: key, sealing: stored, with: &sealer!)
-                            : try writer.append(header, key: key, value: stored)
-        let size = Int64(header.encodedSize)
-        let entry = IndexEntry(
-            segment: writer.id, offset: UInt32(offset), storedLength: UInt32(header.storedLength),
-            sequence: nextSequence, expiry: kind == .tombstone ? 0 : expiry,
-            accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
-        segmentSet.grow(writer.id, by: size)
-        nextSequence += 1
-        stats.writes += 1
-        stats.bytesWritten += Int(size)
-        if !rolloverRequested && writer.size >= backgroundRolloverSize { rolloverRequested = true }
-        return entry
-    }
-
-    /// Appends a tombstone for `key` that hides records up to sequence `hiding` (0 = unknown;
-    /// format-spec.md, "Record": a tombstone's expiry field).
-    mutating func appendTombstone(forKey key: UnsafeRawBufferPointer, hiding: Int64, now: Int64) throws(CaskError) -> IndexEntry {
-        try appendRecord(kind: .tombstone, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                         originalLength: 0, flags: 0, expiry: hiding, now: now)
-    }
-
-    /// Appends a removal record (format-spec.md, "Record": kind 4): of `key` as a prefix (every
-    /// value record of a key starting with it and a lower sequence number is removed by it), or
-    /// with `tag` of `key` as a tag (every older cache entry listing it). Returns where it lies
-    /// (its sequence is the entry's); nothing in the index changes.
-    mutating func appendRemoval(of key: UnsafeRawBufferPointer, tag: Bool = false, now: Int64) throws(CaskError) -> IndexEntry {
-        try appendRecord(kind: .removal, key: key, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                         originalLength: 0, flags: tag ? Format.RecordFlag.tagged : 0, expiry: 0, now: now)
-    }
-
     /// Makes `entry` the key's current record (or removes the key for a tombstone), keeping the
     /// live-byte accounting. Returns the entry it replaced.
     @discardableResult
@@ -219,7 +154,10 @@ struct StoreState: Sendable {
             segmentSet.addLive(-Int64(old.recordSize), entries: -1, in: old.segment)
             if old.segment != writer.id { sealedGarbageGrew = true }
         }
-        if let pin = released.pin { segmentSet.addLive(-Int64(pin.size), in: pin.segment) }
+        if let pin = released.pin {
+            segmentSet.addLive(-Int64(pin.size), in: pin.segment)
+            if pin.segment != writer.id { sealedGarbageGrew = true }
+        }
     }
 
     /// Removes an expired or damaged key from the index.
