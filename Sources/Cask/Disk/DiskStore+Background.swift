@@ -55,7 +55,7 @@ extension DiskStore {
     /// (rotation: compaction re-seals it). O(segments) for the last.
     var needsCompactionCheck: Bool {
         state.withLock { s in
-            !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.sealedGarbageGrew || s.activeIsWorthSealing
+            !s.isClosed && (s.expiringCount > 0 || s.ageLimitMilliseconds > 0 || s.work.sealedGarbageGrew || s.activeIsWorthSealing
                 || s.usage.contains { s.options.needsReseal(segment: $0.key, keyID: $0.value.keyID) })
         }
     }
@@ -84,7 +84,7 @@ extension DiskStore {
                     options.logger.warning("background flush failed: \(error)")
                 }
             }
-            return (true, s.activeIsWorthSealing, s.rolloverRequested, claimed, s.writer.takeWritebackDue(), s.wantsPreparedSegment)
+            return (true, s.activeIsWorthSealing, s.work.rolloverRequested, claimed, s.writer.takeWritebackDue(), s.wantsPreparedSegment)
         }
         requestWriteback(due)
         if let claimed { writeOutsideLock(claimed) }
@@ -157,7 +157,7 @@ extension DiskStore {
             try prepareNextSegment()
             writeBufferOutsideLock()   // what the switch writes under the lock is then short
             let deferred = try state.withSlice { s throws(CaskError) -> StoreState.Deferred in
-                guard !s.isClosed, s.rolloverRequested else { return StoreState.Deferred() }
+                guard !s.isClosed, s.work.rolloverRequested else { return StoreState.Deferred() }
                 if try s.rolloverBehindGate() == nil { try s.rollover() }
                 return s.takeDeferred()
             }

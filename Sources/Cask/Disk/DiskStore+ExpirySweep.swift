@@ -13,11 +13,11 @@ extension DiskStore {
     /// reads find it gone; the next sweep tries again.
     func sweepExpiredItems(force: Bool, now: Int64) {
         let due = state.withLock { s in
-            (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.lastExpirySweep >= 1000)
+            (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.work.lastExpirySweep >= 1000)
         }
         guard due else { return }
         walkIndexBackwards(background: true) { s, range in s.evictGone(in: range, now: now) }
-        state.withLock { $0.lastExpirySweep = now }
+        state.withLock { $0.work.noteExpirySweep(at: now) }
     }
 }
 

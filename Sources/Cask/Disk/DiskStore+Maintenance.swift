@@ -111,8 +111,7 @@ extension DiskStore {
     /// The background thread's pass. Returns false once the store is closed.
     func backgroundCompaction() -> Bool {
         let closed = state.withLock { s -> Bool in
-            s.sealedGarbageGrew = false
-            s.compactionWoken = false
+            s.work.compactionStarted()
             return s.isClosed
         }
         if closed { return false }
@@ -147,7 +146,7 @@ extension DiskStore {
         let (result, deferred) = try state.withLock { s throws(CaskError) -> (R, StoreState.Deferred) in
             guard !s.isClosed else { throw .closed }
             let r = try body(&s, now)
-            s.wantsCompaction = true
+            s.work.wantCompaction()
             return (r, s.takeDeferred())
         }
         finish(deferred)

@@ -107,7 +107,7 @@ extension StoreState {
         let event = isLive && reportsEvent && options.eventHandler != nil
         let key: [UInt8]? = event ? index.withKey(at: n) { k, _ in Array(k) } : nil
         account(keys.removeEntry(at: n))
-        if let key { pendingEvents.append(.removed(key: String(decoding: key, as: UTF8.self))) }
+        if let key { work.queue(.removed(key: String(decoding: key, as: UTF8.self))) }
         return isLive
     }
 }

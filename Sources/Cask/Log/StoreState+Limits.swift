@@ -63,7 +63,7 @@ extension StoreState {
         }
         stats.record(cause)
         if options.eventHandler != nil {
-            pendingEvents.append(.evicted(key: String(decoding: key, as: UTF8.self), cause: cause))
+            work.queue(.evicted(key: String(decoding: key, as: UTF8.self), cause: cause))
         }
     }
 
@@ -130,9 +130,8 @@ extension StoreState {
                     cutThisCrossing = false
                 }
                 let overLow = liveBytes > liveTarget - liveTarget / 25
-                if (disk > budget || overLow) && !compactionWoken {
-                    wantsCompaction = true
-                    compactionWoken = true
+                if disk > budget || overLow {
+                    work.wantCompactionForLimit()
                 }
             }
         } catch {

@@ -80,13 +80,10 @@ extension StoreState {
     /// After the active segment was replaced: queues its hint (written once the segment is
     /// durable) and asks for a compaction.
     private mutating func queueSealed(_ sealed: SegmentWriter, syncedBy gate: PredecessorSync?) {
-        rolloverRequested = false
-        sealWoken = false
         // The hint writer encodes it (a hint of a 64 MiB segment is megabytes: never under the
         // lock), or scans the sealed segment when its writer did not see all of its records.
-        pendingHints.append(PendingHint(
+        work.rolledOver(hint: PendingHint(
             segment: sealed.id, entries: sealed.hasCompleteHints ? sealed.hints : nil, segmentSize: sealed.size, after: gate))
-        wantsCompaction = true
     }
 
     /// Creates the next log segment (with `flags`, format-spec.md "Segment header"), or takes

@@ -88,7 +88,7 @@ extension StoreState {
             applyPin(pinned, record: PinRecordLocation(segment: entry.segment, offset: entry.offset, size: entry.recordSize,
                                                        sequence: entry.sequence, target: target), forKey: key)
         }
-        if let removedKey, options.eventHandler != nil { pendingEvents.append(.removed(key: removedKey)) }
+        if let removedKey, options.eventHandler != nil { work.queue(.removed(key: removedKey)) }
     }
 
     /// Encodes one record at the end of the active segment (in the write buffer) and returns the
@@ -134,7 +134,7 @@ extension StoreState {
         nextSequence += 1
         stats.writes += 1
         stats.bytesWritten += Int(size)
-        if !rolloverRequested && writer.size >= backgroundRolloverSize { rolloverRequested = true }
+        if !work.rolloverRequested && writer.size >= backgroundRolloverSize { work.requestRollover() }
         return entry
     }
 

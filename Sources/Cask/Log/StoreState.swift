@@ -51,18 +51,14 @@ struct StoreState: Sendable {
     var writer: SegmentWriter
     /// Seals the values this open writes (encryption on), under the lock like the writer.
     var sealer: RecordSealer?
-    /// Hint files waiting to be written by the background writer, encoded there (off the lock).
-    var pendingHints: [PendingHint] = []
     var nextSequence: UInt64
     var nextSegmentID: UInt32
-    /// When compaction last swept for expired items (milliseconds since 1970).
-    var lastExpirySweep: Int64 = 0
     var stats = StoreStatistics()
     /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
     var commits = CommitQueue()
+    /// Work left for after the lock and for the background threads (PendingWork.swift).
+    var work = PendingWork()
     var isClosed = false
-    /// Events to deliver once the lock is released.
-    var pendingEvents: [StoreEvent] = []
     /// What the last eviction walk left to evict, for the next eviction (StoreState+Eviction.swift).
     var evictionCandidates: EvictionCandidates?
     /// Changes with every pin change: a list of candidates from before one is dropped.
@@ -79,23 +75,11 @@ struct StoreState: Sendable {
     var lastLiveTarget: Int64 = 0
     /// Disk use passed `diskBudget + segmentSize / 4` and has not been back under the budget since.
     var cutThisCrossing = false
-    /// Set when the limits or the garbage share call for a compaction.
-    var wantsCompaction = false
-    /// The compaction thread was woken for the byte limit and has not run since (it is woken
-    /// once per crossing of the limit or the eviction watermark, not once per put).
-    var compactionWoken = false
-    /// The active segment is nearly full: the flush thread seals it (``backgroundRolloverShare``).
-    var rolloverRequested = false
-    /// The flush thread was woken for the requested rollover (once per segment).
-    var sealWoken = false
     /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
     var prepared: PreparedSegment?
     /// Every rollover starts its segment at this sequence number or above: the `minimumSequence`
     /// of the last segment reserved for preparation.
     var reservedMinimumSequence: UInt64 = 0
-    /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
-    /// its next interval (and sleeps without a timer while nothing changes).
-    var sealedGarbageGrew = false
     /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
     /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
     var sweeping: [UInt64: [UInt8]] = [:]
@@ -152,11 +136,11 @@ struct StoreState: Sendable {
     mutating func account(_ released: ReleasedRecords) {
         if let old = released.entry {
             segmentSet.addLive(-Int64(old.recordSize), entries: -1, in: old.segment)
-            if old.segment != writer.id { sealedGarbageGrew = true }
+            if old.segment != writer.id { work.noteSealedGarbage() }
         }
         if let pin = released.pin {
             segmentSet.addLive(-Int64(pin.size), in: pin.segment)
-            if pin.segment != writer.id { sealedGarbageGrew = true }
+            if pin.segment != writer.id { work.noteSealedGarbage() }
         }
     }
 
@@ -195,7 +179,7 @@ struct StoreState: Sendable {
         try startSegment(flags: Format.SegmentFlag.clearsOlder)
         segmentSet.apply(.clear(keeping: writer.id))
         keys.removeAll()
-        pendingHints = []
+        work.dropHints()
     }
 
     /// Work a write leaves for after the lock: hint files to write, events to deliver, compaction.
@@ -224,16 +208,13 @@ struct StoreState: Sendable {
     @inline(__always)
     mutating func takeDeferred() -> Deferred {
         var d = Deferred()
-        if !pendingHints.isEmpty { d.hints = pendingHints; pendingHints = [] }
-        if !pendingEvents.isEmpty { d.events = pendingEvents; pendingEvents = [] }
-        if wantsCompaction { d.wantsCompaction = true; wantsCompaction = false }
-        if (rolloverRequested || writer.predecessor != nil) && !sealWoken { d.sealSoon = true; sealWoken = true }
+        work.handOver(into: &d, sealDue: work.rolloverRequested || writer.predecessor != nil)
         if writer.hasPendingHandoff || writer.writebackDue != nil { d.flushSoon = true }
         if limits.byteLimit != nil {
             if isOverHardLimit { d.mustCompact = true } else { d.delayNanoseconds = writeDelayNanoseconds }
             if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }
         }
-        d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || sealedGarbageGrew
+        d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || work.sealedGarbageGrew
         return d
     }
 

@@ -1,0 +1,80 @@
+/// The work the store's state leaves for after the lock and for its background threads, named
+/// and kept in one place: hint files to write, events to deliver, and the requests that wake
+/// the compaction thread and the flush thread (each woken once per request, not once per put).
+/// A value kept in ``StoreState``; changed only under the store's lock, through these methods;
+/// ``StoreState/takeDeferred()`` hands it over.
+struct PendingWork: Sendable {
+    /// Hint files of sealed segments, written by the background writer (encoded there).
+    private(set) var hints: [PendingHint] = []
+    /// Events to deliver once the lock is released.
+    private(set) var events: [StoreEvent] = []
+    /// A compaction is wanted (a rollover, the limits, maintenance) and nobody was told yet.
+    private(set) var compactionWanted = false
+    /// The compaction thread was woken for the byte limit and has not run since (it is woken
+    /// once per crossing of the limit or the eviction watermark).
+    private(set) var compactionWokenForLimit = false
+    /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
+    /// its next interval (and sleeps without a timer while nothing changes).
+    private(set) var sealedGarbageGrew = false
+    /// The active segment is nearly full: the flush thread seals it (``backgroundRolloverShare``).
+    private(set) var rolloverRequested = false
+    /// The flush thread was woken for the requested rollover or the shut gate (once per segment).
+    private(set) var sealWoken = false
+    /// When compaction last swept for expired items (ms since 1970).
+    private(set) var lastExpirySweep: Int64 = 0
+
+    mutating func queue(_ hint: PendingHint) { hints.append(hint) }
+    mutating func queue(_ event: StoreEvent) { events.append(event) }
+
+    /// The queued hints, handed over (close, the background writer).
+    mutating func takeHints() -> [PendingHint] {
+        defer { hints = [] }
+        return hints
+    }
+
+    /// Drops queued hints (the store was cleared: their segments are gone).
+    mutating func dropHints() { hints = [] }
+
+    mutating func wantCompaction() { compactionWanted = true }
+
+    /// Wants a compaction for the byte limit, once per crossing. Returns whether this asked.
+    @discardableResult
+    mutating func wantCompactionForLimit() -> Bool {
+        guard !compactionWokenForLimit else { return false }
+        compactionWanted = true
+        compactionWokenForLimit = true
+        return true
+    }
+
+    mutating func noteSealedGarbage() { sealedGarbageGrew = true }
+
+    /// The compaction thread starts a pass: it has seen the garbage and the limit's call.
+    mutating func compactionStarted() {
+        sealedGarbageGrew = false
+        compactionWokenForLimit = false
+    }
+
+    mutating func requestRollover() { rolloverRequested = true }
+
+    /// The active segment was sealed: its rollover request is done, and a compaction may now
+    /// rewrite it.
+    mutating func rolledOver(hint: PendingHint) {
+        rolloverRequested = false
+        sealWoken = false
+        hints.append(hint)
+        compactionWanted = true
+    }
+
+    mutating func noteExpirySweep(at now: Int64) { lastExpirySweep = now }
+
+    /// Moves what is queued into `d`: hints, events, the compaction wanted, and a seal when
+    /// one is due (`sealDue`: a rollover requested or a gate shut) and the flush thread was not
+    /// woken for it yet. Allocates nothing when nothing is queued.
+    @inline(__always)
+    mutating func handOver(into d: inout StoreState.Deferred, sealDue: Bool) {
+        if !hints.isEmpty { d.hints = hints; hints = [] }
+        if !events.isEmpty { d.events = events; events = [] }
+        if compactionWanted { d.wantsCompaction = true; compactionWanted = false }
+        if sealDue && !sealWoken { d.sealSoon = true; sealWoken = true }
+    }
+}
