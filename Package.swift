@@ -1,6 +1,12 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Where Cask seals with swift-crypto (CryptoKit). Elsewhere (Linux) it seals with the system
+/// libcrypto (`CLibCrypto`), so that an app's build compiles no BoringSSL that Cask never calls.
+let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS]
+/// swift-crypto's `Crypto`, for the targets that need it, on Apple platforms only.
+let swiftCrypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: applePlatforms))
+
 let package = Package(
     name: "Cask",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
@@ -19,8 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // `swift package generate-documentation --target Cask` (Sources/Cask/Cask.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
-        // AES-256-GCM for encryption at rest (`StoreOptions.encryption`): CryptoKit on Apple
-        // platforms, BoringSSL elsewhere.
+        // AES-256-GCM, HMAC-SHA256 and SHA-256 for encryption at rest (`StoreOptions.encryption`)
+        // on Apple platforms (CryptoKit); never built on Linux (`swiftCrypto`, `CLibCrypto`).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
@@ -30,9 +36,9 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
-        // AES-256-GCM from the system libcrypto (Debian: libssl-dev), on Linux only: a context
-        // keeps its key schedule across records (swift-crypto sets the key up for each one).
-        // Apple platforms seal with swift-crypto (CryptoKit).
+        // AES-256-GCM, HMAC-SHA256 and SHA-256 from the system libcrypto (Debian: libssl-dev),
+        // on Linux only: a context keeps its key schedule across records (swift-crypto sets the
+        // key up for each one), and no BoringSSL is built. Apple platforms use swift-crypto.
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",
@@ -47,7 +53,7 @@ let package = Package(
             dependencies: [
                 "CaskFormat", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                swiftCrypto,
                 .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
             ]
         ),
@@ -57,7 +63,6 @@ let package = Package(
             name: "CaskToolSupport",
             dependencies: [
                 "Cask", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -65,7 +70,6 @@ let package = Package(
             dependencies: [
                 "Cask", "CaskFormat", "CaskToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The fastest simple implementation of Cask's write path, for same-run benchmark ratios
@@ -78,11 +82,10 @@ let package = Package(
             dependencies: [
                 "Cask", "CaskFormat", "CaskToolSupport", "CaskBaselines",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "CaskTests", dependencies: [
-            "Cask", "CaskFormat", "CaskTesting", "CaskToolSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "Cask", "CaskFormat", "CaskTesting", "CaskToolSupport", swiftCrypto,
         ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

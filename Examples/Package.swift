@@ -10,8 +10,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Cask", path: "../"),
-        // The examples of encryption at rest make a SymmetricKey, as an app does.
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         .target(
@@ -19,7 +17,6 @@ let package = Package(
             dependencies: [
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "CaskTesting", package: "Cask"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "DocumentationExamples"
         ),

@@ -5,10 +5,9 @@
 
 import Cask
 import CaskTesting
-import Crypto
 import Foundation
 
-// README.md, line 41
+// README.md, line 72
 func example_README_1() throws {
     struct User: Codable, Sendable {
         var id: Int
@@ -33,7 +32,7 @@ func example_README_1() throws {
     try store.close()
 }
 
-// README.md, line 72
+// README.md, line 103
 func example_README_2() async throws {
     struct Profile: Codable, Sendable { var name: String }
     let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
@@ -106,7 +105,7 @@ func example_CrashTesting_2() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 20
+// Sources/Cask/Cask.docc/GettingStarted.md, line 35
 func example_GettingStarted_1() throws {
     var options = StoreOptions()
     options.durability = .interval(.seconds(1))   // sync once a second (the default)
@@ -128,7 +127,7 @@ func example_GettingStarted_1() throws {
     try store.close()
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 55
+// Sources/Cask/Cask.docc/GettingStarted.md, line 70
 func example_GettingStarted_2() async throws {
     struct User: Codable, Sendable {
         var id: Int
@@ -148,7 +147,7 @@ func example_GettingStarted_2() async throws {
     try await cacheUsers()
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 81
+// Sources/Cask/Cask.docc/GettingStarted.md, line 96
 func example_GettingStarted_3() throws {
     func userName(in cache: CaskCache) throws -> String? {
         struct User: Codable, Sendable {
@@ -159,7 +158,7 @@ func example_GettingStarted_3() throws {
     }
 }
 
-// Sources/Cask/Cask.docc/GettingStarted.md, line 114
+// Sources/Cask/Cask.docc/GettingStarted.md, line 129
 func example_GettingStarted_4() throws {
     let memory = MemoryCache<Data>(limits: .init(countLimit: 10_000, costLimit: 64 << 20))
     let bytes = Data(repeating: 7, count: 1_000)
@@ -257,17 +256,17 @@ func example_Security_1() throws {
 func example_Security_2() throws {
     func openEncrypted(at folder: String, keyFile: String) throws -> DiskStore {
         // 32 bytes the app keeps outside the store: a secrets manager, the Keychain, a file only
-        // the service's user can read (`openssl rand 32 > key`).
-        let key = SymmetricKey(data: try Data(contentsOf: URL(fileURLWithPath: keyFile)))
+        // the service's user can read (`openssl rand 32 > key`). Any other length throws.
+        let key = try EncryptionKey(bytes: try Data(contentsOf: URL(fileURLWithPath: keyFile)))
         var options = StoreOptions()
         options.encryption = try StoreEncryption(currentKey: key)
         return try DiskStore(directory: folder, options: options)
     }
 }
 
-// Sources/Cask/Cask.docc/Security.md, line 125
+// Sources/Cask/Cask.docc/Security.md, line 135
 func example_Security_3() throws {
-    func rotate(at folder: String, newKey: SymmetricKey, oldKey: SymmetricKey) throws {
+    func rotate(at folder: String, newKey: EncryptionKey, oldKey: EncryptionKey) throws {
         var options = StoreOptions()
         options.encryption = try StoreEncryption(currentKey: newKey, previousKeys: [oldKey])
         let store = try DiskStore(directory: folder, options: options)

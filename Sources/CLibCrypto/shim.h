@@ -1,9 +1,25 @@
 #ifndef CASK_CLIBCRYPTO_SHIM_H
 #define CASK_CLIBCRYPTO_SHIM_H
-// AES-256-GCM from the system libcrypto (OpenSSL 3; Debian: libssl-dev), with a context that
-// keeps its key schedule between records: each record only sets its nonce. Used on Linux, where
-// swift-crypto would set the key up again for every record (format-spec.md, "Sealed records").
+// What Cask's encryption at rest needs from the system libcrypto (OpenSSL 3; Debian:
+// libssl-dev), on Linux: AES-256-GCM with a context that keeps its key schedule between records
+// (each record only sets its nonce; format-spec.md, "Sealed records"), GMAC, HMAC-SHA256 and
+// SHA-256. Apple platforms use swift-crypto (CryptoKit) instead; Linux builds no other crypto library.
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+/// HMAC-SHA256 of `count` bytes of `data` under `key` (`keyCount` bytes), written to `mac`
+/// (32 bytes); 1 on success.
+static inline int cask_hmac_sha256(const unsigned char *key, int keyCount, const unsigned char *data, size_t count,
+                                   unsigned char *mac) {
+    unsigned int n = 0;
+    return HMAC(EVP_sha256(), key, keyCount, data, count, mac, &n) != NULL && n == 32;
+}
+
+/// SHA-256 of `count` bytes of `data`, written to `digest` (32 bytes); 1 on success.
+static inline int cask_sha256(const unsigned char *data, size_t count, unsigned char *digest) {
+    unsigned int n = 0;
+    return EVP_Digest(data, count, digest, &n, EVP_sha256(), NULL) == 1 && n == 32;
+}
 
 /// A context for `key` (32 bytes), for sealing (`encrypt` 1) or opening (0); NULL on failure.
 static inline EVP_CIPHER_CTX *cask_gcm_new(const unsigned char *key, int encrypt) {

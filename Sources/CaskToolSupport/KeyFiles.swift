@@ -1,6 +1,5 @@
 import ArgumentParser
 import Cask
-import Crypto
 import Foundation
 
 /// The keys of an encrypted store, for every verb: `CASK_KEY_FILE` names one or more key files
@@ -32,7 +31,7 @@ package func toolEncryption() throws -> StoreEncryption? {
 /// One key file: 32 raw bytes, or 64 hex digits. A file that cannot be read exits 64 when the
 /// path names nothing readable (the setting must change) and 74 when reading it failed (EIO...),
 /// with the errno either way; the store is not opened.
-private func readKeyFile(_ path: String) throws -> SymmetricKey {
+private func readKeyFile(_ path: String) throws -> EncryptionKey {
     let data: [UInt8]
     do {
         // A key file is 32 to about 70 bytes; a FIFO, device or folder is refused before a read
@@ -49,9 +48,10 @@ private func readKeyFile(_ path: String) throws -> SymmetricKey {
     }
     // 32 hex digits are half a hex key, not a raw key (32 random bytes are all hex digits with
     // probability (22/256)^32, about 10^-34).
-    if data.count == 32, !data.allSatisfy(isHexDigit) { return SymmetricKey(data: data) }
+    if data.count == EncryptionKey.byteCount, !data.allSatisfy(isHexDigit), let key = try? EncryptionKey(bytes: data) { return key }
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    if text.utf8.count == 64, text.utf8.allSatisfy(isHexDigit), let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
+    if text.utf8.count == 2 * EncryptionKey.byteCount, text.utf8.allSatisfy(isHexDigit), let bytes = hexBytes(text),
+       let key = try? EncryptionKey(bytes: bytes) { return key }
     printError("cask: CASK_KEY_FILE: \(path) is not a key: it must hold 32 bytes, or 64 hex digits (`openssl rand -hex 32 > store.key` makes one)")
     throw Exit.usage
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Cask
 import CaskBaselines
 import CaskToolSupport
-import Crypto
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -13,7 +12,7 @@ import CaskFormat
 #endif
 
 /// The key `bench --encrypt` seals with: random, one per process, so that a reopen has it.
-private let benchKey = SymmetricKey(size: .bits256)
+private let benchKey = EncryptionKey()
 
 /// `cask-harness bench`: single-operation throughput and latency of the disk store, medians of several runs.
 struct Bench: ParsableCommand {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Cask
 import CaskToolSupport
-import Crypto
 import Foundation
 import CaskBaselines
 
@@ -40,7 +39,7 @@ struct Churn: ParsableCommand {
         options.limits.byteLimit = byteLimit
         if let segmentSize { options.segmentSize = segmentSize }
         if let liveRatio { options.limits.liveRatio = liveRatio }
-        if encrypt { options.encryption = try withStoreErrors { try StoreEncryption(currentKey: SymmetricKey(size: .bits256)) } }
+        if encrypt { options.encryption = try withStoreErrors { try StoreEncryption(currentKey: EncryptionKey()) } }
         let keys = (0..<count).map { i in "k" + String(repeating: "0", count: 15 - String(i).count) + String(i) }
         let values = Self.values(size: valueSize)
         try withStoreErrors {

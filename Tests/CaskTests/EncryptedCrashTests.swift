@@ -1,5 +1,4 @@
 import CaskTesting
-import Crypto
 import Foundation
 import Testing
 @testable import Cask
@@ -9,8 +8,8 @@ import Testing
 /// after each of its calls, lose nothing durable and return no value that is not the one
 /// written.
 @Suite struct EncryptedCrashTests {
-    func sealed(_ fs: SimulatedFileSystem, _ durability: Durability, current: SymmetricKey = testKey(1),
-                previous: [SymmetricKey] = []) -> StoreOptions {
+    func sealed(_ fs: SimulatedFileSystem, _ durability: Durability, current: EncryptionKey = testKey(1),
+                previous: [EncryptionKey] = []) -> StoreOptions {
         var o = simulatedOptions(fs, durability: durability)
         o.encryption = try? StoreEncryption(currentKey: current, previousKeys: previous)
         #expect(o.encryption != nil)

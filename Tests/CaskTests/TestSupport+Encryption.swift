@@ -1,17 +1,21 @@
 import CaskFormat
-import Crypto
 import Foundation
 @testable import Cask
 
 // Helpers for the encryption suites (the rest are in TestSupport.swift).
 
 /// A fixed 256-bit key made from `seed`, so that a failing test can be re-run with its key.
-func testKey(_ seed: UInt8) -> SymmetricKey {
-    SymmetricKey(data: (0..<32).map { UInt8(truncatingIfNeeded: Int($0) * 31 + Int(seed)) })
+func testKey(_ seed: UInt8) -> EncryptionKey {
+    EncryptionKey(digest: testKeyBytes(seed))
+}
+
+/// The bytes of ``testKey(_:)``.
+func testKeyBytes(_ seed: UInt8) -> [UInt8] {
+    (0..<32).map { UInt8(truncatingIfNeeded: Int($0) * 31 + Int(seed)) }
 }
 
 /// Test options with encryption on: `current` seals, `previous` keys may still open.
-func encryptedOptions(_ current: SymmetricKey, previous: [SymmetricKey] = [], segmentSize: Int = 64 << 20) throws -> StoreOptions {
+func encryptedOptions(_ current: EncryptionKey, previous: [EncryptionKey] = [], segmentSize: Int = 64 << 20) throws -> StoreOptions {
     var o = options(segmentSize: segmentSize)
     o.encryption = try StoreEncryption(currentKey: current, previousKeys: previous)
     return o
@@ -47,7 +51,12 @@ func folderDigest(_ path: String) throws -> [String: String] {
     var result: [String: String] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: path) {
         let data = try Data(contentsOf: URL(fileURLWithPath: path + "/" + name))
-        result[name] = SHA256.hash(data: data).description
+        result[name] = hexDigits(data.withUnsafeBytes(Digest.sha256))
     }
     return result
+}
+
+/// `bytes` as lowercase hex digits.
+func hexDigits<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    bytes.map { String(format: "%02x", $0) }.joined()
 }

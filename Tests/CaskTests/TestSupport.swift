@@ -4,7 +4,6 @@ import Testing
 @testable import Cask
 import CaskFormat
 import CaskTesting
-import Crypto
 
 /// A fresh directory under the system's temporary folder, removed when the value is released.
 final class TemporaryDirectory: Sendable {
@@ -408,7 +407,7 @@ func segmentVersions(_ dir: String) throws -> [UInt32] {
 }
 
 /// A copy of a committed fixture store (Tests/CaskTests/Fixtures) in `dir`, and its key.
-func fixtureStore(_ name: String, in dir: TemporaryDirectory) throws -> (path: String, key: SymmetricKey) {
+func fixtureStore(_ name: String, in dir: TemporaryDirectory) throws -> (path: String, key: EncryptionKey) {
     let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
     let path = dir.file(name)
     try copyStore(fixtures.appendingPathComponent(name).path, to: path)
@@ -416,7 +415,7 @@ func fixtureStore(_ name: String, in dir: TemporaryDirectory) throws -> (path: S
     var bytes: [UInt8] = []
     var rest = Substring(hex)
     while rest.count >= 2 { bytes.append(try #require(UInt8(rest.prefix(2), radix: 16))); rest = rest.dropFirst(2) }
-    return (path, SymmetricKey(data: bytes))
+    return (path, try EncryptionKey(bytes: bytes))
 }
 
 /// Appends to `segment` a record with a valid checksum and no value (a tombstone by default)

@@ -1,7 +1,8 @@
-import Crypto
-import Foundation
 #if canImport(CLibCrypto)
 import CLibCrypto
+#else
+import Crypto
+import Foundation
 #endif
 
 /// AES-256-GCM under one key, sealing and opening in place in caller-owned buffers (no
@@ -10,20 +11,27 @@ import CLibCrypto
 /// On Linux it uses the system libcrypto (OpenSSL 3) through `CLibCrypto`, with contexts that
 /// keep the key schedule and are reused from a small pool (one per thread in use at once): per
 /// record only the nonce is set. swift-crypto would set the key up and allocate its result for
-/// every record, which cost 2.8 µs per 100-byte put (measured; the Performance article). On
-/// Apple platforms it seals with swift-crypto (CryptoKit).
+/// every record, which cost 2.8 µs per 100-byte put (measured; the Performance article), and
+/// Linux builds no swift-crypto at all. On Apple platforms it seals with swift-crypto
+/// (CryptoKit). Both give the same bytes: AES-GCM is a standard (NIST SP 800-38D).
 final class AESGCMKey: @unchecked Sendable {
-    let key: SymmetricKey
     #if canImport(CLibCrypto)
+    private let key: EncryptionKey
     /// Idle contexts (`EVP_CIPHER_CTX *`), for sealing and for opening.
     private let sealing = Locked<[OpaquePointer]>([])
     private let opening = Locked<[OpaquePointer]>([])
-    #endif
 
-    init(_ key: SymmetricKey) {
-        precondition(key.bitCount == 256, "StoreEncryption checks the key size")
+    init(_ key: EncryptionKey) {
         self.key = key
     }
+    #else
+    /// The key as CryptoKit takes it, made once.
+    let symmetricKey: SymmetricKey
+
+    init(_ key: EncryptionKey) {
+        symmetricKey = key.withUnsafeBytes { SymmetricKey(data: $0) }
+    }
+    #endif
 
     #if canImport(CLibCrypto)
     deinit {
@@ -84,7 +92,7 @@ final class AESGCMKey: @unchecked Sendable {
     }
 
     func makeContext(encrypt: Bool) -> OpaquePointer {
-        let ctx = key.withUnsafeBytes { cask_gcm_new($0.baseAddress!.assumingMemoryBound(to: UInt8.self), encrypt ? 1 : 0) }
+        let ctx = key.withUnsafeBytes { cask_gcm_new(bytes($0), encrypt ? 1 : 0) }
         guard let ctx else { preconditionFailure("libcrypto could not make an AES-256-GCM context (out of memory)") }
         return ctx
     }
@@ -105,7 +113,7 @@ final class AESGCMKey: @unchecked Sendable {
     func seal(_ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associated: UnsafeRawBufferPointer,
               ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer) {
         do {
-            let box = try AES.GCM.seal(plaintext, using: key, nonce: try AES.GCM.Nonce(data: nonce), authenticating: associated)
+            let box = try AES.GCM.seal(plaintext, using: symmetricKey, nonce: try AES.GCM.Nonce(data: nonce), authenticating: associated)
             box.ciphertext.withUnsafeBytes { ciphertext.copyMemory(from: $0) }
             box.tag.withUnsafeBytes { tag.copyMemory(from: $0) }
         } catch {
@@ -117,7 +125,7 @@ final class AESGCMKey: @unchecked Sendable {
               associated: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer) -> Bool {
         do {
             let box = try AES.GCM.SealedBox(nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-            let opened = try AES.GCM.open(box, using: key, authenticating: associated)
+            let opened = try AES.GCM.open(box, using: symmetricKey, authenticating: associated)
             opened.withUnsafeBytes { plaintext.copyMemory(from: $0) }
             return true
         } catch {

@@ -1,8 +1,9 @@
 import CaskFormat
-import Crypto
-import Foundation
 #if canImport(CLibCrypto)
 import CLibCrypto
+#else
+import Crypto
+import Foundation
 #endif
 
 /// A GMAC (AES-GCM authenticating data only, with no ciphertext) fed piece by piece: the tag
@@ -39,7 +40,7 @@ final class GMACStream {
     private var data: [UInt8] = []
 
     init(key: AESGCMKey, nonce: [UInt8]) {
-        self.key = key.key
+        self.key = key.symmetricKey
         self.nonce = nonce
     }
 

@@ -1,6 +1,4 @@
 import CaskFormat
-import Crypto
-import Foundation
 
 /// The keys one open of a store may open sealed values with, by key id, and the one it seals
 /// with (format-spec.md, "Sealed records"). Immutable and `Sendable`: readers share it without
@@ -41,8 +39,8 @@ struct Keyring: Sendable {
     /// The key that seals hint files and the index snapshot under `key` (format-spec.md, "File
     /// seals"): HMAC-SHA256(key, "cask file seal"), so that no nonce of a record's seal is ever
     /// used with it.
-    static func fileSealKey(of key: SymmetricKey) -> SymmetricKey {
-        SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("cask file seal".utf8), using: key))
+    static func fileSealKey(of key: EncryptionKey) -> EncryptionKey {
+        EncryptionKey(digest: key.authenticationCode(for: "cask file seal"))
     }
     var ids: [UInt32] { [currentID] + keys.keys.filter { $0 != currentID }.sorted() }
     func contains(_ id: UInt32) -> Bool { keys[id] != nil }

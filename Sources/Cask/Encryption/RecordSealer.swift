@@ -1,6 +1,4 @@
 import CaskFormat
-import Crypto
-import Foundation
 
 /// Seals values under one key with nonces that do not repeat (format-spec.md, "Sealed
 /// records"): 8 random bytes drawn when the sealer is made, then a 4-byte counter per record;

@@ -1,6 +1,3 @@
-import Crypto
-import Foundation
-
 /// Encryption at rest: the keys a store seals its values with (``StoreOptions/encryption``).
 ///
 /// With encryption on, every value a store writes is sealed with AES-256-GCM under the
@@ -13,8 +10,9 @@ import Foundation
 /// times stay readable to whoever can read the files; someone who can write them can still
 /// remove items, and so bring back an earlier genuine value (DocC "Security").
 ///
-/// The keys come from the app (a secrets manager, the Keychain, an environment the operator
-/// controls); Cask never writes them. Each key is named on disk by its ``keyID(of:)``.
+/// The keys are ``EncryptionKey`` values (32 bytes each) that come from the app (a secrets
+/// manager, the Keychain, an environment the operator controls); Cask never writes them. Each key
+/// is named on disk by its ``keyID(of:)``.
 ///
 /// **Rotation.** Put the new key in ``currentKey`` and the old one in ``previousKeys``: new
 /// records are sealed with the new key, and compaction re-seals the records under an old key
@@ -27,21 +25,18 @@ import Foundation
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct StoreEncryption: Sendable {
-    /// The key new records are sealed with: 256 bits.
-    public let currentKey: SymmetricKey
+    /// The key new records are sealed with.
+    public let currentKey: EncryptionKey
     /// Keys records may still be sealed with (rotation); they are only used to open.
-    public let previousKeys: [SymmetricKey]
+    public let previousKeys: [EncryptionKey]
 
     /// Encryption with `currentKey`, able to open records sealed with any of `previousKeys`.
+    /// (Every ``EncryptionKey`` is 256 bits: its initialiser checks the length.)
     ///
-    /// - Throws: ``CaskError/invalidOption(_:)`` when a key is not 256 bits, or when two keys
-    ///   have the same key id (the same key twice, or a 1-in-2^32 clash: make a new key).
-    public init(currentKey: SymmetricKey, previousKeys: [SymmetricKey] = []) throws(CaskError) {
-        let all = [currentKey] + previousKeys
-        for (n, key) in all.enumerated() where key.bitCount != 256 {
-            throw .invalidOption("encryption key \(n) has \(key.bitCount) bits; AES-256-GCM needs 256 (32 bytes)")
-        }
-        let ids = all.map(Self.keyID(of:))
+    /// - Throws: ``CaskError/invalidOption(_:)`` when two keys have the same key id (the same
+    ///   key twice, or a 1-in-2^32 clash: make a new key).
+    public init(currentKey: EncryptionKey, previousKeys: [EncryptionKey] = []) throws(CaskError) {
+        let ids = ([currentKey] + previousKeys).map(Self.keyID(of:))
         guard Set(ids).count == ids.count else {
             throw .invalidOption("two encryption keys have the same key id (\(ids.map(CaskError.hex).joined(separator: ", "))): list each key once")
         }
@@ -52,8 +47,8 @@ public struct StoreEncryption: Sendable {
     /// The id that names `key` on disk (format-spec.md, "Sealed records"): the first 4 bytes of
     /// HMAC-SHA256(key, "cask key id"), little-endian, never 0. It tells keys apart without
     /// revealing them.
-    public static func keyID(of key: SymmetricKey) -> UInt32 {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array("cask key id".utf8), using: key)
+    public static func keyID(of key: EncryptionKey) -> UInt32 {
+        let mac = key.authenticationCode(for: "cask key id")
         let id = mac.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian
         return id == 0 ? 1 : id
     }

@@ -1,5 +1,4 @@
 import CaskFormat
-import Crypto
 import Foundation
 
 /// What sealing and opening one record costs, with no I/O around it (`cask-harness seal-cost`,
@@ -9,7 +8,7 @@ package enum SealingCost {
     /// Nanoseconds per seal and per open of a record with a 16-byte key and a `valueSize`-byte
     /// value, the median of `runs` runs of `count` records each, under a random key.
     package static func measure(valueSize: Int, count: Int, runs: Int) throws(CaskError) -> (seal: Double, open: Double) {
-        let keyring = Keyring(try StoreEncryption(currentKey: SymmetricKey(size: .bits256))).bound(to: .random(legacyLimit: 0))
+        let keyring = Keyring(try StoreEncryption(currentKey: EncryptionKey())).bound(to: .random(legacyLimit: 0))
         var sealer = RecordSealer(keyring: keyring)
         let key = [UInt8](repeating: 0x6B, count: 16), value = [UInt8](repeating: 0x61, count: valueSize)
         let header = RecordHeader(sequence: 1, writeTime: 1, expiry: 0, kind: .value, flags: Format.RecordFlag.sealed,
