@@ -46,18 +46,26 @@ let package = Package(
         ),
         // Small C helpers: hardware CRC32C where the CPU has it.
         .target(name: "CCaskSupport"),
+        // Support code every layer may use and that knows nothing of a store: the mutex wrapper,
+        // the group commit's leader gate, the background thread, the wall clock (public:
+        // `WallClock`), crash points for the kill tests. Imports only the C shims.
+        .target(name: "CaskSupport", dependencies: ["CCaskSupport"]),
+        // The memory layer: `MemoryCache` (public) and its shards, LRU lists and read stripes,
+        // and `EvictionCause` (public), which both layers report. Imports only `CaskSupport`
+        // and the C shims; `Cask` re-exports it (Sources/Cask/Exports.swift).
+        .target(name: "CaskMemory", dependencies: ["CaskSupport", "CCaskSupport"]),
         // The on-disk format: depends on nothing above the C shims.
         .target(name: "CaskFormat", dependencies: ["CLZ4", "CCaskSupport"]),
         .target(
             name: "Cask",
             dependencies: [
-                "CaskFormat", "CCaskSupport",
+                "CaskFormat", "CaskMemory", "CaskSupport", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
                 swiftCrypto,
                 .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat"]),
+        .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat", "CaskSupport"]),
         // What the command-line tools share: output formatting, progress, exit statuses.
         .target(
             name: "CaskToolSupport",
@@ -85,7 +93,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CaskTests", dependencies: [
-            "Cask", "CaskFormat", "CaskTesting", "CaskToolSupport", swiftCrypto,
+            "Cask", "CaskFormat", "CaskMemory", "CaskSupport", "CaskTesting", "CaskToolSupport", swiftCrypto,
         ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

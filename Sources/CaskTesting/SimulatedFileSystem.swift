@@ -1,4 +1,5 @@
 import Cask
+import CaskSupport
 import Foundation
 
 /// An in-memory file system for crash-recovery tests: it keeps what each file held at its last

@@ -1,6 +1,7 @@
 import CaskTesting
 import Testing
 @testable import Cask
+@testable import CaskMemory
 
 /// The memory shard's own hash table (``LRUList``) against a `Dictionary` and an array in LRU
 /// order, with hashes chosen to collide (few homes, one fingerprint: every lookup walks a long

@@ -13,12 +13,12 @@ import Darwin
 ///
 /// pthread mutex and condition variable, for the same reason as ``Locked`` (ThreadSanitizer).
 // @unchecked: `leaderActive` is only touched with `mutex` held.
-final class CommitGate: @unchecked Sendable {
+package final class CommitGate: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var leaderActive = false
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         condition = .allocate(capacity: 1)
@@ -37,7 +37,7 @@ final class CommitGate: @unchecked Sendable {
     /// Becomes the leader (`isLeader`), or returns as soon as `isSettled()` holds (checked on
     /// entry and each time a leader finishes). `waited` says whether another leader was at
     /// work meanwhile. A leader must call ``finish()``.
-    func lead(unlessSettled isSettled: () -> Bool) -> (isLeader: Bool, waited: Bool) {
+    package func lead(unlessSettled isSettled: () -> Bool) -> (isLeader: Bool, waited: Bool) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         var waited = false
@@ -53,7 +53,7 @@ final class CommitGate: @unchecked Sendable {
     }
 
     /// Ends the leadership and wakes every waiting writer.
-    func finish() {
+    package func finish() {
         pthread_mutex_lock(mutex)
         leaderActive = false
         pthread_cond_broadcast(condition)
@@ -61,7 +61,7 @@ final class CommitGate: @unchecked Sendable {
     }
 
     /// Runs `body` as the leader (waiting for a running one to finish).
-    func withLeadership<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLeadership<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         _ = lead(unlessSettled: { false })
         defer { finish() }
         return try body()

@@ -17,7 +17,7 @@ func wallClockMilliseconds(_ clockID: clockid_t) -> Int64 {
 /// The clock behind ``WallClock/system``: `CLOCK_REALTIME_COARSE` on Linux (the time of the
 /// last kernel tick, read without the time-stamp counter), `CLOCK_REALTIME` elsewhere.
 @usableFromInline
-var coarseRealtimeClockID: clockid_t {
+package var coarseRealtimeClockID: clockid_t {
     #if os(Linux)
     CLOCK_REALTIME_COARSE
     #else
@@ -66,7 +66,7 @@ public struct WallClock: Sendable {
     /// The current time in milliseconds: the system clock read inline when this is one of the
     /// system clocks, else `milliseconds()`.
     @inlinable @inline(__always)
-    var now: Int64 {
+    package var now: Int64 {
         systemClockID >= 0 ? wallClockMilliseconds(systemClockID) : milliseconds()
     }
 }
@@ -74,7 +74,7 @@ public struct WallClock: Sendable {
 extension Duration {
     /// Whole milliseconds, rounded toward zero; saturates at `Int64.min` / `Int64.max` for
     /// durations beyond ±292 million years.
-    @usableFromInline var milliseconds: Int64 {
+    @inlinable package var milliseconds: Int64 {
         let c = components
         let (ms, overflow) = c.seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return c.seconds < 0 ? .min : .max }

@@ -1,7 +1,7 @@
 /// Runs `body` with a string's UTF-8 bytes: in place for native and small strings (no copy, no
 /// retain), through a native copy for bridged ones.
 @inlinable @inline(__always)
-func withUTF8<R, E: Error>(_ string: String, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+package func withUTF8<R, E: Error>(_ string: String, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     let inPlace: Result<R, E>? = string.utf8.withContiguousStorageIfAvailable { utf8 in
         Result { () throws(E) in try body(UnsafeRawBufferPointer(utf8)) }
     }

@@ -3,16 +3,16 @@ import Synchronization
 extension MemoryCache {
     /// Whether ``takeUses()`` may have something (one relaxed load).
     @inlinable @inline(__always)
-    var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
+    package var mayHaveUses: Bool { usesPending.load(ordering: .relaxed) }
 
     /// ``mayHaveUses``, ordered with the store that sets it (sequentially consistent): for a
     /// thread that decides by it whether to sleep.
-    var mayHaveUsesOrdered: Bool { usesPending.load(ordering: .sequentiallyConsistent) }
+    package var mayHaveUsesOrdered: Bool { usesPending.load(ordering: .sequentiallyConsistent) }
 
     /// The recorded hits not taken before (see ``value(forKey:now:_:)``), as
     /// (key, milliseconds of the latest recorded hit), each once; then forgets them. Takes each
     /// shard's lock in turn.
-    func takeUses() -> [(String, Int64)] {
+    package func takeUses() -> [(String, Int64)] {
         guard usesPending.load(ordering: .relaxed) else { return [] }
         usesPending.store(false, ordering: .relaxed)
         var out: [(String, Int64)] = []
@@ -28,7 +28,7 @@ extension MemoryCache {
 
     /// How many uses were recorded since the cache was made (for the facade's hit count).
     /// Takes each shard's lock in turn.
-    var recordedUseCount: Int {
+    package var recordedUseCount: Int {
         shards.reduce(0) { sum, shard in sum + shard.withLock { $0.uses?.recorded ?? 0 } }
     }
 }

@@ -5,7 +5,7 @@
 /// unpredictability. Seeded explicitly, it is also the deterministic generator of the test
 /// support (`CaskTesting.SplitMix`), so that a failure reproduces from its seed.
 package struct FastRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    @usableFromInline var state: UInt64
 
     package init() {
         var system = SystemRandomNumberGenerator()
@@ -14,6 +14,7 @@ package struct FastRandom: RandomNumberGenerator, Sendable {
 
     package init(seed: UInt64) { state = seed }
 
+    @inlinable
     package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

@@ -2,7 +2,7 @@
 /// shard's lock: a type rather than a closure, so that the call is direct and can be inlined
 /// into the lookup (a closure was called indirectly, and the value was retained around the call).
 @usableFromInline
-protocol MemoryRead {
+package protocol MemoryRead {
     associatedtype Value
     associatedtype Result
     /// The lookup's result for `value`, last used at `previousUse` (milliseconds), and whether

@@ -26,14 +26,14 @@ package enum CrashPoint: String, Sendable, CaseIterable {
     /// Compaction: some input segments deleted, the directory not yet synced.
     case compactionDuringDelete = "compaction.during-delete"
 
-    private static let armed: CrashPoint? = {
+    @usableFromInline static let armed: CrashPoint? = {
         guard let raw = getenv("CASK_CRASH_AT") else { return nil }
         return CrashPoint(rawValue: String(cString: raw))
     }()
 
     /// Kills the process with SIGKILL when this is the armed point.
-    @inline(__always)
-    func reach() {
+    @inlinable @inline(__always)
+    package func reach() {
         if let armed = Self.armed, armed == self {
             kill(getpid(), SIGKILL)
         }

@@ -12,20 +12,21 @@ import CCaskSupport
 /// idle period: later calls see the flag already set). The thread clears the flag, then asks
 /// `isArmed()` once more before it sleeps for good, so an arm that races with it is never lost.
 @usableFromInline
-final class BackgroundThread: Sendable {
+package final class BackgroundThread: Sendable {
     private let stopped = Atomic<Bool>(false)
-    @usableFromInline let armed = Atomic<Bool>(false)
+    /// Whether ``arm()`` was called since the thread last found `isArmed()` false.
+    @usableFromInline package let armed = Atomic<Bool>(false)
     /// A ``wake()`` asked for a run now.
     private let woken = Atomic<Bool>(false)
-    private let signal = DispatchSemaphore(value: 0)
+    @usableFromInline let signal = DispatchSemaphore(value: 0)
     /// Times `work` ran (for tests of idle behaviour).
-    let runs = Atomic<Int>(0)
+    package let runs = Atomic<Int>(0)
 
     /// Starts the thread. `work` and `isArmed` must not capture the owner strongly (it would
     /// never be released); `work` returns false to end the thread.
     /// `niceness` (Linux): the thread's nice value, 0 to 19; higher yields the processor to the
     /// store's callers when they want it (compaction: its work can wait, a put should not).
-    init(name: String, interval: Duration, niceness: Int32 = 0, isArmed: @escaping @Sendable () -> Bool = { true },
+    package init(name: String, interval: Duration, niceness: Int32 = 0, isArmed: @escaping @Sendable () -> Bool = { true },
          work: @escaping @Sendable () -> Bool) {
         let seconds = Double(max(1, interval.milliseconds)) / 1000
         let thread = Thread { [self] in
@@ -56,20 +57,20 @@ final class BackgroundThread: Sendable {
     }
 
     /// Something now needs the thread (`isArmed()` became true): makes sure it runs within
-    /// `interval`. Cheap when already armed: one relaxed load.
-    @inline(__always)
-    func arm() {
+    /// `interval`. Cheap when already armed: one relaxed load (inlined into the caller's module).
+    @inlinable @inline(__always)
+    package func arm() {
         if !armed.load(ordering: .relaxed) && !armed.exchange(true, ordering: .sequentiallyConsistent) { signal.signal() }
     }
 
     /// Runs `work` now, armed or not.
-    func wake() {
+    package func wake() {
         woken.store(true, ordering: .releasing)
         signal.signal()
     }
 
     /// Ends the thread once its current run of `work` (if any) returns.
-    func stop() {
+    package func stop() {
         if !stopped.exchange(true, ordering: .acquiringAndReleasing) { signal.signal() }
     }
 }

@@ -1,4 +1,5 @@
 import CCaskSupport
+import CaskSupport
 import Foundation
 import Synchronization
 
@@ -92,7 +93,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     }
 
     /// `tracksUses`: hits may be recorded for ``takeUses()`` (the cache facade's).
-    init(limits: Limits, shards: Int = 32, clock: WallClock, tracksUses: Bool,
+    package init(limits: Limits, shards: Int = 32, clock: WallClock, tracksUses: Bool,
          onEviction: (@Sendable (String, Value, EvictionCause) -> Void)?) {
         var n = 1
         while n < min(max(shards, 1), 64) { n *= 2 }
@@ -155,7 +156,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// `reader` under the shard's lock, which records the hit for ``takeUses()`` when it says so
     /// (`tracksUses`).
     @inlinable @inline(__always)
-    func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
+    package func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
         let h = hash(key)
         switch withShard(h, { $0.read(key, hash: h, now: now, ageMilliseconds: ageMilliseconds, reading: reader) }) {
         case .absent:
@@ -237,7 +238,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// runs ``enforceLimitsIfNeeded()`` next, outside any lock of its own.
     @inlinable
     @discardableResult
-    func insert(_ value: Value, forKey key: String, cost: Int, now: Int64) -> Bool {
+    package func insert(_ value: Value, forKey key: String, cost: Int, now: Int64) -> Bool {
         let cost = min(max(0, cost), Self.maximumCost)
         guard cost <= costLimit && countLimit > 0 else {
             removeValue(forKey: key)
@@ -262,7 +263,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Evicts least recently used items when the cache is over a limit.
     @inlinable
-    func enforceLimitsIfNeeded() {
+    package func enforceLimitsIfNeeded() {
         if itemCount.load(ordering: .relaxed) > countLimit || costSum.load(ordering: .relaxed) > costLimit {
             enforceLimits()
         }
@@ -280,7 +281,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Returns the removed value. Not an eviction: `onEviction` is not called.
     @inlinable
     @discardableResult
-    func removeValue(forKey key: String, where shouldRemove: ((Value) -> Bool)?) -> Value? {
+    package func removeValue(forKey key: String, where shouldRemove: ((Value) -> Bool)?) -> Value? {
         let h = hash(key)
         let removed = withShard(h) { shard in shard.withLock { list -> (cost: Int, value: Value?)? in
             if let shouldRemove {
@@ -317,77 +318,6 @@ public final class MemoryCache<Value: Sendable>: Sendable {
 
     /// Sum of the held items' costs.
     public var totalCost: Int { costSum.load(ordering: .relaxed) }
-
-    // MARK: Internals
-
-    /// Removes and returns every node.
-    func removeEverything() -> [LRUList<Value>.Entry] {
-        var removed: [LRUList<Value>.Entry] = []
-        var removedCost = 0
-        for shard in shards {
-            shard.withLock { list in
-                while let n = list.removeLeastRecentlyUsed() {
-                    removedCost &+= n.cost
-                    removed.append(n)
-                }
-                list.removeAll()
-                shard.publishOldest(list)
-            }
-        }
-        account(removedCount: removed.count, removedCost: removedCost)
-        return removed
-    }
-
-    /// Evicts least recently used items while the cache is over a limit.
-    @usableFromInline
-    func enforceLimits() {
-        var evicted: [(String, Value, EvictionCause)] = []
-        while itemCount.load(ordering: .relaxed) > countLimit, let n = evictLeastRecentlyUsed() {
-            evicted.append((n.key, n.value!, .count))
-        }
-        while costSum.load(ordering: .relaxed) > costLimit, let n = evictLeastRecentlyUsed() {
-            evicted.append((n.key, n.value!, .cost))
-        }
-        notify(evicted)
-    }
-
-    /// Removes the least recently used item of the whole cache: the shard whose oldest item has
-    /// the lowest use number gives it up. Nil when the cache is empty.
-    func evictLeastRecentlyUsed() -> LRUList<Value>.Entry? {
-        var attempts = 0
-        while true {
-            var best = -1
-            var bestUse = UInt64.max
-            for (n, shard) in shards.enumerated() {
-                let use = shard.oldestUse.load(ordering: .relaxed)
-                if use < bestUse { best = n; bestUse = use }
-            }
-            guard best >= 0 else { return nil }
-            attempts += 1
-            let shard = shards[best]
-            let victim = shard.withLock { list -> LRUList<Value>.Entry? in
-                // Another thread changed this shard since the scan: look again (a few times).
-                guard list.oldestStamp == bestUse || (attempts > 3 && list.count > 0) else { return nil }
-                let n = list.removeLeastRecentlyUsed()
-                shard.publishOldest(list)
-                return n
-            }
-            if let victim {
-                account(removedCount: 1, removedCost: victim.cost)
-                return victim
-            }
-        }
-    }
-
-    @usableFromInline
-    func account(removedCount: Int, removedCost: Int) {
-        itemCount.wrappingSubtract(removedCount, ordering: .relaxed)
-        costSum.wrappingSubtract(removedCost, ordering: .relaxed)
-    }
-
-    func notify(_ evicted: [(String, Value, EvictionCause)]) {
-        if let onEviction { for (k, v, c) in evicted { onEviction(k, v, c) } }
-    }
 }
 
 private final class WeakMemoryCacheBox<Value: Sendable>: @unchecked Sendable {

@@ -14,14 +14,14 @@ import Darwin
 /// must be one it understands. The cost is the same uncontended (one atomic each way).
 // @unchecked: `value` is only touched between pthread_mutex_lock and pthread_mutex_unlock.
 @usableFromInline
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Guarded by `mutex`, which also rules out overlapping accesses (hence no dynamic
     /// exclusivity check).
     @exclusivity(unchecked) @usableFromInline var value: Value
 
     @usableFromInline
-    init(_ value: consuming Value) {
+    package init(_ value: consuming Value) {
         self.value = value
         mutex = PthreadMutex.make()
     }
@@ -32,7 +32,7 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value. Do not call back into the same lock.
     @inlinable @inline(__always)
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
@@ -43,7 +43,7 @@ final class Locked<Value>: @unchecked Sendable {
     /// For a lock whose holders keep it for short, bounded slices: waking a sleeping thread
     /// costs tens of microseconds on a virtual machine, longer than such a slice.
     @inlinable @inline(__always)
-    func withLock<R, E: Error>(spinningFor spinNanoseconds: UInt64, _ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(spinningFor spinNanoseconds: UInt64, _ body: (inout Value) throws(E) -> R) throws(E) -> R {
         if pthread_mutex_trylock(mutex) != 0 { PthreadMutex.lock(mutex, spinningFor: spinNanoseconds) }
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

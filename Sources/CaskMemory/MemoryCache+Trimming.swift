@@ -1,3 +1,4 @@
+import CaskSupport
 import Foundation
 
 /// Trims on demand: by count, cost and age, and on memory pressure.
