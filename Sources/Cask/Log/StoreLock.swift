@@ -22,12 +22,20 @@ final class StoreLock: Sendable {
     private let content: CaskFileHandle
     let fileSystem: any CaskFileSystem
     private let released = Atomic<Bool>(false)
+    /// The store directory, as this process opened it.
+    private let directory: String
+    /// Directories whose lock this process holds. A lock held elsewhere that names this
+    /// process's pid, of a directory not in here, is one a child forked by another thread still
+    /// holds until its exec closes the descriptor: waited for, not reported as a second open.
+    private static let held = Mutex<Set<String>>([])
     private let generation = Atomic<UInt64>(0)
 
-    private init(handle: CaskFileHandle, content: CaskFileHandle, fileSystem: any CaskFileSystem) {
+    private init(handle: CaskFileHandle, content: CaskFileHandle, fileSystem: any CaskFileSystem, directory: String) {
         self.handle = handle
         self.content = content
         self.fileSystem = fileSystem
+        self.directory = directory
+        Self.held.withLock { _ = $0.insert(directory) }
     }
 
     /// Whether a process `pid` exists (the pid `LOCK` names is the last writer's: when another
@@ -36,25 +44,41 @@ final class StoreLock: Sendable {
         pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
     }
 
+    /// Takes the lock of `handle`, or returns who holds it (nil when it cannot be told). A lock
+    /// just released can still be held for a moment by a child process forked by another
+    /// thread (its copy of the descriptor lives until the child's exec closes it): retried for
+    /// about 60 ms, and for up to 2 s while the file names this process and this process holds
+    /// no lock of the directory (a loaded machine can take that long to exec).
+    private static func waitForLock(_ handle: CaskFileHandle, of directory: String, fs: any CaskFileSystem) throws(CaskError) -> Int32?? {
+        var waited: UInt32 = 0
+        for attempt in 0... {
+            if try fs.tryLock(handle) { return nil }
+            let owner = recordedOwner(handle, fs: fs)
+            let forkWindow = owner == getpid() && !held.withLock { $0.contains(directory) }
+            guard attempt < 6 || (forkWindow && waited < 2_000_000) else { return .some(owner.flatMap { isRunning($0) ? $0 : nil }) }
+            let pause = attempt < 6 ? UInt32(1000) << UInt32(attempt) : 10_000
+            usleep(pause)
+            waited += pause
+        }
+        return nil
+    }
+
+    /// The pid `LOCK` names (its last writer), or nil. Harmless `try?`: the pid only names the
+    /// owner in a message; a failed read names none.
+    private static func recordedOwner(_ handle: CaskFileHandle, fs: any CaskFileSystem) -> Int32? {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let n = (try? bytes.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
+        return Int32(String(decoding: bytes.prefix(n), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     static func acquire(directory: String, fs: any CaskFileSystem) throws(CaskError) -> StoreLock {
         let path = FileNames.join(directory, FileNames.lock)
         let handle = try fs.open(path, mode: .appendOrCreate)
-        var locked = false
-        // A lock just released can still be held for a moment by a child process forked by
-        // another thread (its copy of the descriptor lives until the child's exec closes it):
-        // retry for about 60 ms before naming an owner.
-        for attempt in 0..<7 {
-            do throws(CaskError) { locked = try fs.tryLock(handle) } catch { fs.close(handle); throw error }
-            if locked { break }
-            if attempt < 6 { usleep(useconds_t(1000 << attempt)) }
-        }
-        guard locked else {
-            // Harmless `try?`: the owner's pid only names it in the message; a failed read names none.
-            var bytes = [UInt8](repeating: 0, count: 32)
-            let n = (try? bytes.withMutableBytes { raw throws(CaskError) in try fs.read(handle, into: raw, at: 0) }) ?? 0
+        let owner: Int32??
+        do throws(CaskError) { owner = try waitForLock(handle, of: directory, fs: fs) } catch { fs.close(handle); throw error }
+        if let owner {
             fs.close(handle)
-            let text = String(decoding: bytes.prefix(n), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .storeLocked(path: directory, ownerPID: Int32(text).flatMap { isRunning($0) ? $0 : nil })
+            throw .storeLocked(path: directory, ownerPID: owner)
         }
         // The generation goes on from the previous owner's, so that a reader never sees the
         // same value before and after a reopen.
@@ -89,7 +113,7 @@ final class StoreLock: Sendable {
             fs.close(handle)
             throw error
         }
-        let lock = StoreLock(handle: handle, content: content, fileSystem: fs)
+        let lock = StoreLock(handle: handle, content: content, fileSystem: fs, directory: directory)
         lock.generation.store(first, ordering: .relaxed)
         return lock
     }
@@ -126,6 +150,7 @@ final class StoreLock: Sendable {
         if !released.exchange(true, ordering: .acquiringAndReleasing) {
             fileSystem.close(content)
             fileSystem.close(handle)
+            Self.held.withLock { _ = $0.remove(directory) }
         }
     }
 
