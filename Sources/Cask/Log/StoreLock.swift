@@ -27,7 +27,7 @@ final class StoreLock: Sendable {
     /// Directories whose lock this process holds. A lock held elsewhere that names this
     /// process's pid, of a directory not in here, is one a child forked by another thread still
     /// holds until its exec closes the descriptor: waited for, not reported as a second open.
-    private static let held = Mutex<Set<String>>([])
+    private static let held = Locked<Set<String>>([])
     private let generation = Atomic<UInt64>(0)
 
     private init(handle: CaskFileHandle, content: CaskFileHandle, fileSystem: any CaskFileSystem, directory: String) {
