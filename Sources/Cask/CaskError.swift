@@ -41,8 +41,8 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store was closed; no further operations are possible on this instance.
     case closed
     /// An item's record (`size` bytes: header, key and stored value) would take more than the
-    /// byte limit leaves for live items (`budget` = `byteLimit × liveRatio`); it was not
-    /// stored and nothing was evicted for it.
+    /// whole byte limit (`budget` = `byteLimit`); it was not stored and nothing was evicted
+    /// for it.
     case exceedsByteLimit(key: String, size: Int, budget: Int)
     /// A cached value exists but is not a `type` (it was stored as another type, or with
     /// another coder). The item is kept.
@@ -111,7 +111,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidOption(text):
             return "invalid option: \(text)"
         case let .exceedsByteLimit(key, size, budget):
-            return "item \"\(key)\" needs \(size) bytes on disk, more than the \(budget) bytes the byte limit leaves for live items (byteLimit × liveRatio); it was not stored: raise StoreLimits.byteLimit or store it elsewhere"
+            return "item \"\(key)\" needs \(size) bytes on disk, more than the byte limit of \(budget) bytes; it was not stored: raise StoreLimits.byteLimit or store it elsewhere"
         case let .typeMismatch(key, type, reason):
             return "value for key \"\(key)\" is not a \(type) (\(reason)); read it as the type it was stored as, or overwrite it (the item was kept)"
         case let .coding(key, reason):

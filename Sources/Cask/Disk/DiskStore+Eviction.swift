@@ -4,7 +4,7 @@ import CaskFormat
 /// ahead of the limit").
 ///
 /// A put evicts by itself only when live bytes pass the byte limit's live target, and then
-/// from the candidates a walk of the index left (``StoreState/evictionCandidates``), in O(1)
+/// from the candidates a walk of the index left (``LimitController/candidates``), in O(1)
 /// per item, walking the index itself only when there are none (StoreState+Eviction.swift).
 /// The compaction thread keeps both from happening: once live bytes pass 96% of the target
 /// with half of the candidates used (or none), it walks the index for new ones, and once they pass 99% it evicts
@@ -39,7 +39,7 @@ extension DiskStore {
             let work = state.withSlice { s -> AheadWork? in
                 guard !s.isClosed, let t = s.liveByteTarget else { return nil }
                 let evict = s.liveBytes > t - t / 100
-                let needsWalk = !s.hasUsableCandidates(now: now) || s.evictionCandidates?.isRunningLow == true
+                let needsWalk = !s.hasUsableCandidates(now: now) || s.limiter.candidates?.isRunningLow == true
                 guard evict || (needsWalk && s.liveBytes > t - t / 25) else { return nil }
                 return AheadWork(target: evict ? t - t / 50 : nil, needsWalk: needsWalk)
             }
@@ -69,9 +69,8 @@ extension DiskStore {
         list.sort()
         guard list.count > 0 else { return false }
         return state.withSlice { s -> Bool in
-            guard !s.isClosed, s.candidatesGeneration == list.generation else { return false }
-            s.evictionCandidates = list
-            return true
+            guard !s.isClosed else { return false }
+            return s.limiter.keep(list)
         }
     }
 
@@ -86,7 +85,7 @@ extension DiskStore {
         let taken = state.forEachInSlices(0..<StoreState.thresholdSampleSize) { s, _ in
             guard !s.isClosed, !s.index.isEmpty else { return false }
             keys = s.index.count
-            generation = s.candidatesGeneration
+            generation = s.limiter.generation
             if keys > 8192 { sample.append(s.randomRank(&rng, now: now)) }
             return true
         }
@@ -104,7 +103,7 @@ extension DiskStore {
                 do throws(CaskError) {
                     let done = try s.evict(from: &list, cause: .size, now: now, tombstoneIfNeeded: true,
                                            limit: Self.evictionsPerSlice, ahead: true) { $0.liveBytes <= target }
-                    if list.remaining > 0 { s.evictionCandidates = list }
+                    s.limiter.keep(list)
                     return (done, !done && list.remaining > 0, s.takeBackgroundDeferred())
                 } catch {
                     s.stats.backgroundFailures += 1

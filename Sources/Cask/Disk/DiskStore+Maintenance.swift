@@ -119,7 +119,6 @@ extension DiskStore {
         sealIdleActiveSegment()
         do throws(CaskError) {
             _ = try runCompaction(force: false) { [self] in evictAheadOfTheByteLimit() }
-            state.withLock { $0.compactionKeptUp() }
         } catch {
             if error == .closed { return false }
             state.withLock { $0.stats.backgroundFailures += 1 }

@@ -213,10 +213,7 @@ public final class DiskStore: Sendable {
         if d.flushSoon { bufferWriter?.wake() }
         if d.delayNanoseconds > 0 { usleep(max(1, d.delayNanoseconds / 1000)) }
         if d.mustCompact {
-            state.withLock { s in
-                s.cutLiveTarget()
-                s.stats.compactionsOnTheWritePath += 1
-            }
+            state.withLock { $0.stats.compactionsOnTheWritePath += 1 }
             do throws(CaskError) { try relieveByteLimitPressure() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }

@@ -1,19 +1,19 @@
 /// The cache limits a ``DiskStore`` enforces. All optional; nil means no limit.
 ///
-/// - `byteLimit`: bytes of segment and hint files on disk, never exceeded. Alone it is a complete
-///   configuration: the segment size then follows from it
-///   (``StoreOptions/defaultSegmentSize(byteLimit:)``, `byteLimit / 16`). The store manages disk
-///   use toward `byteLimit − 2.5 × segmentSize` (``StoreOptions/diskBudget``): the rest is room
-///   for writes while compaction catches up and for a compaction output and its hint file in
-///   flight. LRU eviction keeps live records (with their
-///   share of the hint files, about 40 bytes a record) at most `liveRatio` of the budget, and
-///   at most the live target (``StoreStatistics/liveByteTarget``): that, less up to half of it
-///   while compaction cannot keep up (LimitsAndEviction.md, "When compaction falls behind").
-///   Once the limit is reached they stay between 2% under the target and the target (a 50 MB
-///   limit alone under random overwrites of 8 KiB values keeps about 30-33 MB). Compaction
-///   reclaims the rest. A write that finds disk use above `byteLimit − 1.5 × segmentSize`
-///   returns only once it is not: it waits for the compaction thread's passes, or runs passes
-///   itself when the thread is not compacting.
+/// - `byteLimit`: bytes of cached data: the live items' records (key, value as stored, and a
+///   header of 40 bytes) with their share of the hint files (a few bytes and the key per
+///   item), as PINCache, YYCache and python-diskcache count the data they hold. Alone it is a
+///   complete configuration: the segment size follows from it
+///   (``StoreOptions/defaultSegmentSize(byteLimit:)``, `byteLimit / 32`). Once the limit is
+///   reached, LRU eviction keeps the live items between 2% under it and the limit, at any
+///   write rate: when compaction falls behind, writers are slowed, and the cache never shrinks
+///   to make room. The files hold that data and the garbage compaction has not reclaimed yet:
+///   the store manages them toward ``StoreOptions/diskBudget`` (`byteLimit / liveRatio`) and
+///   never lets them pass ``StoreOptions/diskLimit`` (the budget plus 2.5 segments; with the
+///   defaults 1.33 × `byteLimit`). A write that finds the files past the budget plus a
+///   segment returns only once they are not: it waits for the compaction thread's passes, or
+///   runs passes itself when the thread is not compacting. An item bigger than the limit is
+///   refused.
 /// - `countLimit`: live items; the least recently used go first.
 /// - `ageLimit`: an item not read or written for longer than this is gone (never returned, its
 ///   bytes reclaimed later). Pinned items are exempt.
@@ -24,13 +24,10 @@ public struct StoreLimits: Sendable, Equatable {
     public var byteLimit: Int?
     public var countLimit: Int?
     public var ageLimit: Duration?
-    /// Share of the disk budget (``StoreOptions/diskBudget``) that live records may fill at
-    /// most (0.1 ... 0.95; default 0.8); the rest is room for garbage between compactions. Higher keeps more items but makes
-    /// compaction rewrite more: under a 50 MB limit alone, random overwrites of 8 KiB values had
-    /// compaction rewrite 0.62 bytes per byte written at 0.75, 1.06 at 0.8 and 1.58 at 0.85
-    /// (`LimitsTests`, 400 MB written, before the store cut its live target when compaction
-    /// falls behind; with the cut, 0.45 at 0.8, keeping 0.73 of the limit; 0.57-0.66 since the
-    /// share is of the disk budget).
+    /// The share of the files that live records fill at steady state under a byte limit
+    /// (0.1 ... 0.95; default 0.8): the disk budget is `byteLimit / liveRatio`
+    /// (``StoreOptions/diskBudget``). Higher keeps the files closer to the data but makes
+    /// compaction copy more per byte written (the Performance article's write amplification).
     public var liveRatio: Double = 0.8
 
     public init(byteLimit: Int? = nil, countLimit: Int? = nil, ageLimit: Duration? = nil) {

@@ -39,9 +39,9 @@ public struct StoreOptions: Sendable {
     /// reach 9/8 of it before a write seals it itself (format-spec.md, "Rollover").
     ///
     /// Unless set, it follows from the byte limit: 64 MiB without one, else
-    /// ``defaultSegmentSize(byteLimit:)`` (`byteLimit / 16`, between 4 KiB and 64 MiB), so that a
+    /// ``defaultSegmentSize(byteLimit:)`` (`byteLimit / 32`, between 4 KiB and 64 MiB), so that a
     /// byte limit alone is a valid configuration. Once set, the value set is used whatever the
-    /// limit (and `byteLimit` must then be at least 4 segments).
+    /// limit; the disk bound (``diskLimit``) grows with it.
     public var segmentSize: Int {
         get { explicitSegmentSize ?? Self.defaultSegmentSize(byteLimit: limits.byteLimit) }
         set { explicitSegmentSize = newValue }
@@ -108,30 +108,40 @@ public struct StoreOptions: Sendable {
     /// Options with every default.
     public init() {}
 
-    /// The disk use a store manages toward under a byte limit, in bytes: `byteLimit − 2.5 ×
-    /// segmentSize` (nil without a byte limit). The rest of the limit is room for writes while
-    /// compaction catches up and for a compaction output in flight, so that disk use never
-    /// exceeds `byteLimit` (``StoreLimits``). Pure; thread-safe.
+    /// The bytes of segment and hint files a store manages toward under a byte limit:
+    /// `byteLimit / liveRatio`, and at least 2 segments (nil without a byte limit). Live records
+    /// fill up to `byteLimit` of it; the rest (a fifth, at the default `liveRatio` of 0.8) is
+    /// garbage that compaction reclaims, kept so that compaction copies little per byte written.
+    /// Pure; thread-safe.
     public var diskBudget: Int? {
-        limits.byteLimit.map { $0 - 2 * segmentSize - segmentSize / 2 }
+        limits.byteLimit.map { max(Int((Double($0) / limits.liveRatio).rounded(.up)), 2 * segmentSize) }
     }
 
-    /// The most bytes one item's record may take under a byte limit: `liveRatio` of the
-    /// ``diskBudget`` (nil without a byte limit). A bigger item is refused
-    /// (``CaskError/exceedsByteLimit(key:size:budget:)``) instead of evicting everything else.
+    /// The bytes of segment and hint files a store with a byte limit never exceeds:
+    /// ``diskBudget`` `+ 2.5 × segmentSize` (nil without a byte limit): the budget, a segment of
+    /// room for writes while compaction catches up (writers wait past it), and a compaction
+    /// output with its hint file in flight. An item bigger than half a segment can raise it by
+    /// its own size while it is written or copied. With the defaults that is `1.33 × byteLimit`
+    /// (LimitsAndEviction.md). Pure; thread-safe.
+    public var diskLimit: Int? {
+        diskBudget.map { $0 + 2 * segmentSize + segmentSize / 2 }
+    }
+
+    /// The most bytes one item's record may take under a byte limit: the byte limit itself (nil
+    /// without one). A bigger item is refused (``CaskError/exceedsByteLimit(key:size:budget:)``)
+    /// instead of evicting everything else. Pure; thread-safe.
     public var itemByteBudget: Int? {
-        diskBudget.map { Int(Double($0) * limits.liveRatio) }
+        limits.byteLimit
     }
 
     /// The segment size used when ``segmentSize`` is not set, in bytes: 64 MiB without a byte
-    /// limit; with one, `byteLimit / 16` rounded down to a multiple of 4 KiB, at least 4 KiB and
-    /// at most 64 MiB. A sixteenth keeps the headroom the store leaves under the limit (a
-    /// compaction output in flight: the disk budget is ``diskBudget``, see
-    /// ``StoreLimits``) at an eighth of the limit at most, and a limit of 1 GiB or more gets the 64 MiB default.
-    /// Pure; thread-safe.
+    /// limit; with one, `byteLimit / 32` rounded down to a multiple of 4 KiB, at least 4 KiB and
+    /// at most 64 MiB. A thirty-second keeps the room the store takes above its disk budget
+    /// (``diskLimit``) under a twelfth of the limit, and a limit of 2 GiB or more gets the
+    /// 64 MiB default. Pure; thread-safe.
     public static func defaultSegmentSize(byteLimit: Int?) -> Int {
         guard let byteLimit else { return 64 << 20 }
-        return min(64 << 20, max(4096, (byteLimit / 16) & ~4095))
+        return min(64 << 20, max(4096, (byteLimit / 32) & ~4095))
     }
 
     func validate() throws(CaskError) {
@@ -143,11 +153,7 @@ public struct StoreOptions: Sendable {
         }
         guard (0.1...0.95) ~= limits.liveRatio else { throw .invalidOption("limits.liveRatio must be between 0.1 and 0.95") }
         guard (0.05...1) ~= compaction.garbageRatio else { throw .invalidOption("compaction.garbageRatio must be between 0.05 and 1") }
-        if let b = limits.byteLimit, b < 4 * segmentSize {
-            throw .invalidOption(explicitSegmentSize == nil
-                ? "byteLimit \(b) must be at least \(4 * segmentSize) bytes (4 segments of the smallest size, 4 KiB)"
-                : "byteLimit \(b) must be at least 4 segments (\(4 * segmentSize) bytes); leave segmentSize unset and it follows from the byte limit")
-        }
+        if let b = limits.byteLimit, b < 1 { throw .invalidOption("byteLimit must be at least 1 byte") }
         if let c = limits.countLimit, c < 1 { throw .invalidOption("countLimit must be at least 1") }
         if let a = limits.ageLimit, a < .milliseconds(1) { throw .invalidOption("ageLimit must be at least 1 ms") }
         guard (0...Format.maximumValueLength) ~= maximumValueSize else {

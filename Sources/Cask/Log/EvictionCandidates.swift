@@ -14,7 +14,7 @@ struct EvictionCandidates: Sendable {
     let threshold: UInt64
     /// The clock's milliseconds at the walk (ranks depend on it: expired items rank 0).
     let takenAt: Int64
-    /// ``StoreState/candidatesGeneration`` at the walk: a change of a pin since can lower a
+    /// ``LimitController/generation`` at the walk: a change of a pin since can lower a
     /// rank below the threshold, and the list is then dropped.
     let generation: UInt64
     /// Ranked by size, largest first, instead of by last use.

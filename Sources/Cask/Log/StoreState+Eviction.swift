@@ -5,12 +5,12 @@ import CaskFormat
 /// A walk takes the keys ranked at or below a threshold sampled from the index (about the
 /// lowest-ranked 4% for a put, 16% for the compaction thread; every key in a store of at most
 /// 8,192) and sorts them (``EvictionCandidates``). What the evictions of a write or trim leave
-/// of the list is kept in ``StoreState/evictionCandidates`` for the next: while it lasts, a put
+/// of the list is kept in ``LimitController/candidates`` for the next: while it lasts, a put
 /// over a limit evicts in O(1) per item, with no walk. The order is exact: every key not in the
 /// list ranked above the threshold at the walk, ranks only rise (a read or write moves an
 /// item up; a candidate so moved is passed over), and a list is kept only while anything
 /// written since the walk ranks above the candidates it still evicts (``EvictionCandidates/writeFloor``). What could lower a rank drops the list: a
-/// change of a pin (``candidatesGeneration``), the clock going back, or, while any item has a
+/// change of a pin (``LimitController/generation``), the clock going back, or, while any item has a
 /// TTL, the clock moving on at all (an item may have expired, and gone items rank first). The
 /// compaction thread's walks, in slices of the lock (DiskStore+Eviction.swift), can miss a key
 /// that a removal moved within the index during the walk: an eviction ahead of the limit is
@@ -43,7 +43,7 @@ extension StoreState {
             let before = index.count
             let finished = try evict(from: &list, cause: cause, now: now, sparing: sparing, tombstoneIfNeeded: tombstoneIfNeeded,
                                      isKept: !walked, until: done)
-            if !largestFirst && list.remaining > 0 { evictionCandidates = list }
+            if !largestFirst { limiter.keep(list) }
             // A walk whose every candidate stayed (each awaits a durable write's sync) would
             // find them again: stop rather than loop.
             if finished || (walked && index.count == before) { return }
@@ -87,7 +87,7 @@ extension StoreState {
     func walk(now: Int64, share: Int, largestFirst: Bool = false, sparing: UnsafeRawBufferPointer? = nil) -> EvictionCandidates {
         let age = ageLimitMilliseconds
         let threshold = index.count > 8192 ? evictionThreshold(share: share, now: now, largestFirst: largestFirst) : UInt64.max
-        var list = EvictionCandidates(threshold: threshold, takenAt: now, generation: candidatesGeneration, largestFirst: largestFirst)
+        var list = EvictionCandidates(threshold: threshold, takenAt: now, generation: limiter.generation, largestFirst: largestFirst)
         index.forEach { key, e in
             let rank = Self.evictionRank(e, now: now, ageLimit: age, largestFirst: largestFirst)
             if rank <= threshold && !(sparing.map { $0.elementsEqual(key) } ?? false) { list.add(key, rank: rank) }
@@ -100,15 +100,16 @@ extension StoreState {
     /// comment): some are left, anything written since ranks above them, no pin changed since the
     /// walk, and the clock has not gone back, nor, while an item has a TTL, moved on.
     func hasUsableCandidates(now: Int64) -> Bool {
-        guard let list = evictionCandidates else { return false }
-        return list.remaining > 0 && list.generation == candidatesGeneration && list.takenAt <= now
+        guard let list = limiter.candidates else { return false }
+        return list.remaining > 0 && list.generation == limiter.generation && list.takenAt <= now
             && (expiringCount == 0 || list.takenAt == now) && list.nextIsBelowWrites
     }
 
     /// The kept candidates when ``hasUsableCandidates(now:)``; they are no longer kept either way.
     mutating func takeUsableCandidates(now: Int64) -> EvictionCandidates? {
-        defer { evictionCandidates = nil }
-        return hasUsableCandidates(now: now) ? evictionCandidates : nil
+        let usable = hasUsableCandidates(now: now)
+        let list = limiter.take()
+        return usable ? list : nil
     }
 
     /// One 64-bit rank per key, lowest evicted first: gone items rank 0; then pinned last; then

@@ -5,6 +5,7 @@ extension StoreState {
     /// debug checks, never on a caller's path.
     func invariantViolation() -> String? {
         if let problem = keys.invariantViolation() { return "key directory: \(problem)" }
+        if let problem = limiter.invariantViolation() { return "limit controller: \(problem)" }
         commits.checkInvariants()
         guard !isClosed else { return nil }
         if let problem = segmentSet.invariantViolation() { return "segment set: \(problem)" }

@@ -109,28 +109,18 @@ extension StoreState {
                 try evictInOrder(cause: .count, now: now, sparing: written, tombstoneIfNeeded: true,
                                  until: { $0.index.count <= c }, afterAWalk: { $0.index.count <= batch })
             }
-            if let b = limits.byteLimit, let liveTarget = liveByteTarget {
-                let writeTarget = targetForWrites(liveTarget)
-                if liveBytes > writeTarget {
+            if let target = liveByteTarget {
+                if liveBytes > target {
                     // From the candidates of an earlier walk, just enough; after a walk of the
                     // index, 2% below the target, so that the walk is paid once per 2% of the
                     // live set written, not per put.
-                    let batch = writeTarget - writeTarget / 50
+                    let batch = target - target / 50
                     try evictInOrder(cause: .size, now: now, sparing: written, tombstoneIfNeeded: true,
-                                     until: { $0.liveBytes <= writeTarget }, afterAWalk: { $0.liveBytes <= batch })
+                                     until: { $0.liveBytes <= target }, afterAWalk: { $0.liveBytes <= batch })
                 }
-                if writeFloor > 0 { writeFloor = min(writeFloor, liveBytes) }
-                // Past the low watermark the compaction thread evicts ahead, off the write
-                // path (StoreStateLock+Eviction.swift); it is woken once per crossing, not per put.
-                let disk = fileBytes, budget = diskBudget ?? Int64(b)
-                if disk > budget + Int64(options.segmentSize / 2) {
-                    if !cutThisCrossing { cutLiveTarget() }
-                    cutThisCrossing = true
-                } else if disk <= budget {
-                    cutThisCrossing = false
-                }
-                let overLow = liveBytes > liveTarget - liveTarget / 25
-                if disk > budget || overLow {
+                // Past the low watermark the compaction thread evicts ahead, off the write path
+                // (DiskStore+Eviction.swift); past the disk budget it compacts.
+                if fileBytes > diskBudget ?? .max || liveBytes > target - target / 25 {
                     work.wantCompactionForLimit()
                 }
             }
@@ -140,59 +130,23 @@ extension StoreState {
         }
     }
 
-    /// Live bytes the byte limit allows (nil without one): `liveRatio` of ``diskBudget``, less
-    /// the hint files' share. Hint files grow with the live records too (about 40 bytes each):
-    /// the live share covers both, or small records would leave compaction no room.
+    /// Live bytes the byte limit allows (nil without one): `byteLimit`, less the hint files'
+    /// share. Hint files grow with the live records (a few bytes and the key each), and the limit
+    /// counts both (``StoreLimits``). The target does not move with the write rate: when
+    /// compaction falls behind, writers wait (``isOverHardLimit``, ``writeDelayNanoseconds``),
+    /// and the cache keeps its size.
     var liveByteTarget: Int64? {
-        guard let budget = diskBudget else { return nil }
-        let hints = hintBytes.values.reduce(0, +)
+        guard let b = limits.byteLimit else { return nil }
+        let hints = segmentSet.hintBytes.values.reduce(0, +)
         let segmentBytes = max(1, fileBytes - hints)
-        let full = Int64(Double(budget) * limits.liveRatio * Double(segmentBytes) / Double(segmentBytes + hints))
-        return full - min(liveTargetCut, full / 2)
+        return Int64(Double(b) * Double(segmentBytes) / Double(segmentBytes + hints))
     }
 
-    /// The live bytes a write evicts down to: the target; or, while live bytes are over a target
-    /// that fell since the last write, at most what they were then (``writeFloor``), lowered by
-    /// every eviction since. Never more than an earlier target, so never more than `liveRatio`
-    /// of the disk budget.
-    mutating func targetForWrites(_ liveTarget: Int64) -> Int64 {
-        if liveBytes <= liveTarget {
-            writeFloor = 0
-        } else if lastLiveTarget > liveTarget {
-            writeFloor = max(writeFloor, min(lastLiveTarget, liveBytes))
-        }
-        lastLiveTarget = liveTarget
-        return max(liveTarget, writeFloor)
-    }
-
-    /// Compaction is not reclaiming as fast as writes add: disk use passed `diskBudget +
-    /// segmentSize / 2` (once per crossing of it, ``enforceLimits(now:written:)``) or a write
-    /// had to wait for compaction. Keeps 2% of the byte limit fewer live bytes, down to half the
-    /// live target: the least recently used then leave sooner, and whole old segments die
-    /// without being copied (the copying that LRU eviction would soon waste).
-    mutating func cutLiveTarget() {
-        guard let b = limits.byteLimit else { return }
-        liveTargetCut = min(liveTargetCut + Int64(b / 50), Int64(b))
-    }
-
-    /// The compaction thread ended a run with at least a segment of room under the disk budget:
-    /// gives back 0.1% of the limit of an earlier cut, but only as far as live bytes
-    /// stay within 2% under the raised target. A quiet store (no writes reaching the target)
-    /// therefore keeps its target, and the documented band (live bytes between 2% under the
-    /// target and the target) holds between writes too.
-    mutating func compactionKeptUp() {
-        guard let b = limits.byteLimit, let budget = diskBudget, liveTargetCut > 0, fileBytes <= budget - Int64(options.segmentSize),
-              let target = liveByteTarget else { return }
-        let room = liveBytes * 50 / 49 - target
-        guard room > 0 else { return }
-        liveTargetCut = max(0, liveTargetCut - min(Int64(b / 1000), room))
-    }
-
-    /// The disk use the store manages toward under a byte limit: `byteLimit − 2.5 × segmentSize`
+    /// The file bytes the store manages toward under a byte limit: `byteLimit / liveRatio`
     /// (nil without a limit; ``StoreOptions/diskBudget``). Above it, a segment of room before
     /// writers must wait (``isOverHardLimit``); above that, room that is not in ``fileBytes``:
     /// a compaction output and its hint file being written (up to `segmentSize` of records,
-    /// and their hint entries).
+    /// and their hint entries). All of it is ``StoreOptions/diskLimit``.
     var diskBudget: Int64? {
         options.diskBudget.map { Int64($0) }
     }
@@ -212,10 +166,10 @@ extension StoreState {
     /// The longest slow-down of one write: 100 µs.
     static let maximumWriteDelayNanoseconds: UInt32 = 100_000
 
-    /// True when disk use is past the budget's headroom, `diskBudget + segmentSize`
-    /// (`byteLimit − 1.5 × segmentSize`): the writer must compact before acknowledging more.
-    /// Then one compaction output with its hint file (records of 100 bytes or more have hint
-    /// entries under half their size) still fits under `byteLimit` (``StoreLimits``).
+    /// True when disk use is past the budget's headroom, `diskBudget + segmentSize`: the writer
+    /// must compact before acknowledging more. Then one compaction output with its hint file
+    /// (records of 100 bytes or more have hint entries under half their size) still fits under
+    /// ``StoreOptions/diskLimit``.
     var isOverHardLimit: Bool {
         guard let budget = diskBudget else { return false }
         return fileBytes > budget + Int64(options.segmentSize)

@@ -13,6 +13,6 @@ extension StoreState {
     mutating func applyPin(_ pinned: Bool, record: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {
         segmentSet.addLive(Int64(record.size), in: record.segment)
         account(ReleasedRecords(pin: keys.applyPin(pinned, record: record, forKey: key)))
-        candidatesGeneration &+= 1   // an unpinned item ranks lower: candidates from before are stale
+        limiter.pinsChanged()   // an unpinned item ranks lower: candidates from before are stale
     }
 }

@@ -59,22 +59,8 @@ struct StoreState: Sendable {
     /// Work left for after the lock and for the background threads (PendingWork.swift).
     var work = PendingWork()
     var isClosed = false
-    /// What the last eviction walk left to evict, for the next eviction (StoreState+Eviction.swift).
-    var evictionCandidates: EvictionCandidates?
-    /// Changes with every pin change: a list of candidates from before one is dropped.
-    var candidatesGeneration: UInt64 = 0
-    /// Bytes taken off the byte limit's live target because compaction fell behind
-    /// (``StoreState/cutLiveTarget()``).
-    var liveTargetCut: Int64 = 0
-    /// While live bytes are over a live target that fell (a cut, or hint files taking a larger
-    /// share), the live bytes writes evict down to instead; 0 otherwise. A write then evicts
-    /// about what it adds, not the whole drop (2% of the limit: thousands of records), which
-    /// the compaction thread evicts in its slices (``StoreState/targetForWrites(_:)``).
-    var writeFloor: Int64 = 0
-    /// The live target at the last write's eviction check.
-    var lastLiveTarget: Int64 = 0
-    /// Disk use passed `diskBudget + segmentSize / 4` and has not been back under the budget since.
-    var cutThisCrossing = false
+    /// Eviction's candidates between writes (LimitController.swift).
+    var limiter = LimitController()
     /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
     var prepared: PreparedSegment?
     /// Every rollover starts its segment at this sequence number or above: the `minimumSequence`
