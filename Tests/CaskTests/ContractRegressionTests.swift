@@ -15,7 +15,7 @@ import Testing
         let dir = TemporaryDirectory(), clock = ManualClock()
         let store = try DiskStore(directory: dir.path, options: limitedOptions(clock, byteLimit: 16384))
         for i in 0..<5 { try store.setValue(Data(count: 100), forKey: "k\(i)") }
-        #expect(throws: CaskError.self) { try store.setValue(Data(count: 13_100), forKey: "big") }
+        #expect(throws: CaskError.self) { try store.setValue(Data(count: 16_385), forKey: "big") }
         #expect(try store.keys().count == 5 && store.metadata(forKey: "big") == nil)
         try store.close()
     }

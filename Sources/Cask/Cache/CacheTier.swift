@@ -8,13 +8,15 @@ import Foundation
 /// with every write and an expiry. A memory copy is of one record and lives no longer than it.
 /// Implementations are thread-safe.
 protocol CacheTier: AnyObject, Sendable {
-    /// Stores `value` (encoded bytes) as a plain value; returns the record it wrote.
-    func write(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> TierRecord
+    /// Stores `value` (encoded bytes) as a plain value; returns the record it wrote, or nil when
+    /// the tier's admission policy declined to store it.
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) -> TierRecord?
 
     /// Stores `value` as a cache entry fresh for `freshFor` from the tier's now, then stale for
     /// `staleWindow`, listing `tags`; returns the record it wrote (with the end of its fresh
-    /// period). The tier's clock and expiry rule decide the times.
-    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String]) throws(CaskError) -> TierRecord
+    /// period), or nil when its admission policy declined to store it. The tier's clock and
+    /// expiry rule decide the times.
+    func write(_ value: UnsafeRawBufferPointer, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String]) throws(CaskError) -> TierRecord?
 
     /// The live record of `key` as a read of it at the tier's now (it counts as a use): its
     /// value's bytes and its identity. A cache entry in its stale window is returned too. Nil

@@ -129,14 +129,15 @@ extension CaskCache {
     /// Writes `data` to disk with `put`, which returns the record it wrote, then keeps
     /// `value` in memory as the copy of that record, with the record's own periods.
     private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String,
-                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> TierRecord) throws(CaskError) {
+                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> TierRecord?) throws(CaskError) {
         emit(.willAdd(key: key))
         copies.flushUses()   // the write may evict by LRU order
         let mark = copies.mark
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
-        let written: Result<TierRecord, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
-        let entry = try written.get()
+        let written: Result<TierRecord?, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
+        // Declined by the disk tier's admission policy: stored nowhere, as documented.
+        guard let entry = try written.get() else { return }
         let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: entry.freshUntil)
         copies.keep(item, forKey: key, cost: data.count, usedAt: now, since: mark)
         emit(.didAdd(key: key))

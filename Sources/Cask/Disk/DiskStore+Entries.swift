@@ -8,16 +8,16 @@ extension DiskStore {
     /// `expiry` (ms since 1970, the end of its stale window; the record's TTL), listing `tags`
     /// (each 1 to 255 UTF-8 bytes, at most 64, duplicates written once). Plain reads answer nil
     /// once it is no longer fresh; ``withRecord(forKey:_:)`` hands it over until it expires.
-    /// Returns the record's sequence number.
+    /// Returns the record's sequence number, nil when the frequency-aware policy declined it.
     /// - Throws: what ``setValue(_:forKey:timeToLive:isPinned:)`` throws, and
     ///   ``CaskError/invalidOption(_:)`` for a tag out of range.
     @discardableResult
-    package func putEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> UInt64 {
-        try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags).sequence
+    package func putEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> UInt64? {
+        try writeEntry(value, forKey: key, freshUntil: freshUntil, expiry: expiry, tags: tags)?.sequence
     }
 
     /// ``putEntry(_:forKey:freshUntil:expiry:tags:)``, returning the index entry it wrote.
-    func writeEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> IndexEntry {
+    func writeEntry(_ value: UnsafeRawBufferPointer, forKey key: String, freshUntil: Int64, expiry: Int64, tags: [String] = []) throws(CaskError) -> IndexEntry? {
         let header = EntryHeader(freshUntil: max(1, freshUntil), tags: try Self.checkedTags(tags))
         guard value.count <= options.maximumValueSize - header.encodedSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize - header.encodedSize)

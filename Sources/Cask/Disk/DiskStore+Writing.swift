@@ -5,12 +5,13 @@ import CaskFormat
 /// the group commit.
 extension DiskStore {
     /// Appends the value's record and installs it; returns the index entry it wrote (its
-    /// sequence number, where it lies, its expiry, as the index keeps them). With `entry`, the
+    /// sequence number, where it lies, its expiry, as the index keeps them), or nil when the
+    /// frequency-aware policy declined to store it (``EvictionPolicy/frequencyAware``). With `entry`, the
     /// value is a cache entry and the header goes in front of it
     /// (``putEntry(_:forKey:freshUntil:expiry:tags:)``).
     @discardableResult
     func put(_ value: UnsafeRawBufferPointer, forKey key: String, timeToLive: Duration?, isPinned: Bool,
-             entry: EntryHeader? = nil) throws(CaskError) -> IndexEntry {
+             entry: EntryHeader? = nil) throws(CaskError) -> IndexEntry? {
         try requireWritable()
         guard value.count <= options.maximumValueSize else {
             throw .valueTooLarge(size: value.count, maximum: options.maximumValueSize)
@@ -29,6 +30,10 @@ extension DiskStore {
             let flags = codecFlags | (isPinned ? Format.RecordFlag.pinned : 0)
             return try withKeyBytes(key) { keyBytes throws(CaskError) in
                 try writing { s, durable throws(CaskError) in
+                    if s.declines(keyBytes, size: RecordCodec.encodedSize(keyLength: keyBytes.count, storedLength: stored.count), isPinned: isPinned, now: now) {
+                        s.stats.admissionsDeclined += 1
+                        return (nil, nil)
+                    }
                     let written = try s.write(.value(keyBytes, stored: stored, originalLength: originalLength, flags: flags, expiry: expiry),
                                               now: now, durable: durable)
                     if !durable { s.enforceLimits(now: now, written: keyBytes) }

@@ -47,6 +47,9 @@ public struct StoreStatistics: Sendable, Equatable {
     /// Of ``evictionsBySize``: items the compaction thread evicted ahead of the byte limit, off
     /// the write path (LimitsAndEviction.md, "Evicting ahead of the limit").
     public var evictionsAhead = 0
+    /// Puts of new keys the frequency-aware policy declined to store
+    /// (``EvictionPolicy/frequencyAware``).
+    public var admissionsDeclined = 0
     /// Items evicted by the count limit.
     public var evictionsByCount = 0
     /// Items dropped by the age limit.

@@ -1,4 +1,7 @@
-/// The limit controller: what eviction in order keeps between one write and the next.
+import CaskSupport
+
+/// The limit controller: what eviction in order keeps between one write and the next, and how
+/// often keys were asked for (the frequency-aware policy's sketch).
 ///
 /// Owns the candidates the last walk of the index left (``EvictionCandidates``) and the
 /// generation that invalidates them: a change of a pin can lower a key's rank, so every list
@@ -13,6 +16,27 @@ struct LimitController {
     private(set) var candidates: EvictionCandidates?
     /// Changes with every pin change: a list of candidates from before one is dropped.
     private(set) var generation: UInt64 = 0
+    /// Requests per key hash under ``EvictionPolicy/frequencyAware``; nil under LRU.
+    private(set) var sketch: FrequencySketch?
+
+    init(countsRequests: Bool) {
+        sketch = countsRequests ? FrequencySketch(capacity: 1024) : nil
+    }
+
+    /// Counts a request (a read, hit or miss) for the key of `hash`, in a store of `keys`
+    /// items (the sketch grows with it). O(1), amortized.
+    mutating func noteRequest(_ hash: UInt64, keys: Int) {
+        guard sketch != nil else { return }
+        sketch!.ensureCapacity(keys)
+        sketch!.increment(hash)
+    }
+
+    /// Whether a new key of `hash` may displace the item of `victimHash` (TinyLFU's
+    /// admission: asked for at least as often lately). Always true under LRU.
+    func admits(_ hash: UInt64, over victimHash: UInt64) -> Bool {
+        guard let sketch else { return true }
+        return sketch.frequency(hash) >= sketch.frequency(victimHash)
+    }
 
     /// Keeps `list` for the next eviction, when it has candidates left and was taken in the
     /// current generation; otherwise drops what was kept. Returns whether it was kept.

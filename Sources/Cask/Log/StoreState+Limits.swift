@@ -31,6 +31,7 @@ extension StoreState {
     /// The live entry of `key`, marked as used at `now`; nil when there is none. An item found
     /// expired or past the age limit is evicted (with its cause) and gives nil.
     mutating func use(_ key: UnsafeRawBufferPointer, now: Int64) -> IndexEntry? {
+        if limiter.sketch != nil { limiter.noteRequest(index.hash(key), keys: index.count) }
         let age = ageLimitMilliseconds
         let found = keys.touch(key) { e -> IndexEntry in
             if Self.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }

@@ -60,7 +60,7 @@ struct StoreState: Sendable {
     var work = PendingWork()
     var isClosed = false
     /// Eviction's candidates between writes (LimitController.swift).
-    var limiter = LimitController()
+    var limiter: LimitController
     /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
     var prepared: PreparedSegment?
     /// Every rollover starts its segment at this sequence number or above: the `minimumSequence`
@@ -97,6 +97,7 @@ struct StoreState: Sendable {
         self.nextSequence = nextSequence
         self.nextSegmentID = writer.id &+ 1
         self.sealer = options.keyring.map(RecordSealer.init)
+        self.limiter = LimitController(countsRequests: options.limits.policy == .frequencyAware && options.limits.byteLimit != nil)
         addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
     }
 
