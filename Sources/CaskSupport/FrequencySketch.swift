@@ -6,7 +6,8 @@
 /// four (an overestimate only when every one of them is shared with more popular keys). Counters
 /// stop at 15. After `10 × capacity` increments every counter is halved, so that the sketch
 /// forgets: an estimate weighs recent requests most ("aging" in the paper). Memory: half a byte
-/// per counter, `capacity` counters a row rounded up to a power of two, 64 at least.
+/// per counter, `4 × capacity` counters a row rounded up to a power of two, 64 at least: 8 bytes
+/// a key.
 ///
 /// Not thread-safe: the owner serializes access (the store's lock, a memory shard's lock).
 package struct FrequencySketch: Sendable {
@@ -27,18 +28,23 @@ package struct FrequencySketch: Sendable {
         sampleSize = 10 * max(64, capacity)
     }
 
-    /// Words a row needs for `capacity` counters: a power of two, at least 4 (64 counters).
+    /// Words a row needs for `4 × capacity` counters (few keys share a counter): a power of
+    /// two, at least 4 (64 counters).
     private static func rowWords(_ capacity: Int) -> Int {
         var n = 4
-        while n * 16 < capacity && n < 1 << 26 { n <<= 1 }
+        while n * 16 < 4 * capacity && n < 1 << 26 { n <<= 1 }
         return n
     }
 
-    /// Sizes the sketch for `capacity` keys when it was sized for far fewer (under half);
-    /// counts are lost then, as after an aging step. O(capacity) when it grows, else O(1).
+    /// Sizes the sketch for `capacity` keys: rebuilt (its counts lost, as after an aging step)
+    /// when its rows hold under half that many counters; otherwise only the aging period grows
+    /// to `10 × capacity`. O(capacity) when rebuilt, else O(1).
     package mutating func ensureCapacity(_ capacity: Int) {
-        guard Self.rowWords(capacity) > 2 * (rowMask + 1) else { return }
-        self = FrequencySketch(capacity: capacity)
+        if Self.rowWords(capacity) > 2 * (rowMask + 1) {
+            self = FrequencySketch(capacity: capacity)
+        } else if 10 * capacity > sampleSize {
+            sampleSize = 10 * capacity
+        }
     }
 
     /// The word and nibble of `hash` in row `row`: a different mix of the hash per row.

@@ -35,7 +35,8 @@ struct LimitController {
     /// admission: asked for at least as often lately). Always true under LRU.
     func admits(_ hash: UInt64, over victimHash: UInt64) -> Bool {
         guard let sketch else { return true }
-        return sketch.frequency(hash) >= sketch.frequency(victimHash)
+        let candidate = sketch.frequency(hash), victim = sketch.frequency(victimHash)
+        return candidate > victim || victim == 0
     }
 
     /// Keeps `list` for the next eviction, when it has candidates left and was taken in the

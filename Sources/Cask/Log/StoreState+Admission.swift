@@ -7,12 +7,14 @@ extension StoreState {
 
     /// True when the policy declines to store a put of `key` (a record of `size` bytes) at
     /// `now`: the store counts requests, has a byte limit the record would push the live data
-    /// past, does not hold the key, the put is not pinned, and the key was asked for less
+    /// near (within 4% of its target), does not hold the key, the put is not pinned, and the key was asked for less
     /// often lately than the least recently used item it would evict. Without kept eviction
     /// candidates (the compaction thread keeps them ready) the put is admitted: deciding must
     /// not walk the index under the lock. O(1).
     func declines(_ key: UnsafeRawBufferPointer, size: Int, isPinned: Bool, now: Int64) -> Bool {
-        guard limiter.sketch != nil, !isPinned, let target = liveByteTarget, liveBytes + Int64(size) > target,
+        // Full: within the band the compaction thread evicts ahead in (4% under the target), so
+        // that its evictions too make room only for what was admitted.
+        guard limiter.sketch != nil, !isPinned, let target = liveByteTarget, liveBytes + Int64(size) > target - target / 25,
               index.entry(forKey: key) == nil, let victim = nextVictimHash(now: now) else { return false }
         return !limiter.admits(index.hash(key), over: victim)
     }
@@ -36,3 +38,4 @@ extension StoreState {
         return nil
     }
 }
+
