@@ -70,8 +70,11 @@ struct ModelConfig: CustomStringConvertible {
     var byteLimit: Int?
     var ageLimit: Int64?
     var memoryCostLimit: Int?
+    /// The disk layer's ``EvictionPolicy/frequencyAware`` policy: a put of a new key may be
+    /// declined, and then changes nothing; evictions keep the LRU order.
+    var frequencyAware = false
     var description: String {
-        "\(target) countLimit \(countLimit.map(String.init) ?? "none") byteLimit \(byteLimit.map(String.init) ?? "none") ageLimit \(ageLimit.map { "\($0) ms" } ?? "none") memoryCostLimit \(memoryCostLimit.map(String.init) ?? "none")"
+        "\(target)\(frequencyAware ? " frequencyAware" : "") countLimit \(countLimit.map(String.init) ?? "none") byteLimit \(byteLimit.map(String.init) ?? "none") ageLimit \(ageLimit.map { "\($0) ms" } ?? "none") memoryCostLimit \(memoryCostLimit.map(String.init) ?? "none")"
     }
 }
 
@@ -90,7 +93,10 @@ struct ModelGenerator {
             if chance(50) { c.memoryCostLimit = int(0...3000) }
             if chance(40) { c.ageLimit = Int64(int(1...3000)) }
         case .disk, .cache:
-            if chance(50) { c.byteLimit = int(4...6) * 4096 * 4 }
+            if chance(50) {
+                c.byteLimit = int(4...6) * 4096 * 4
+                c.frequencyAware = chance(40)
+            }
             if chance(40) { c.ageLimit = Int64(int(1...3000)) }
         }
         return c
@@ -215,6 +221,7 @@ final class ModelRun {
         var o = options(segmentSize: 4096, clock: clock.wallClock)
         o.compression = .never
         o.limits = StoreLimits(byteLimit: config.byteLimit, countLimit: config.countLimit, ageLimit: config.ageLimit.map { .milliseconds($0) })
+        o.limits.policy = config.frequencyAware ? .frequencyAware : .leastRecentlyUsed
         let evictions = self.evictions
         o.eventHandler = { event in
             if case .evicted(let key, let cause) = event { evictions.withLock { $0.append((key, cause.rawValue)) } }
@@ -315,6 +322,7 @@ final class ModelRun {
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
             let record = CacheModel.recordSize(k, size)
             let budget = CacheModel.itemBudget(byteLimit: config.byteLimit)
+            let declinedBefore = store.statistics.admissionsDeclined
             do {
                 if let cache = facade { try cache.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
                 else { try store.setValue(data, forKey: CacheModel.key(k), timeToLive: ttl.map { .milliseconds($0) }, isPinned: pinned) }
@@ -324,6 +332,7 @@ final class ModelRun {
                 return "refused a \(record)-byte record under a \(budget.map(String.init) ?? "missing") budget"
             }
             if let budget, record > budget { return "accepted a \(record)-byte record over the \(budget)-byte budget" }
+            if store.statistics.admissionsDeclined > declinedBefore { return declined(k, pinned: pinned) }
             model.counter += 1
             model.items[k] = .init(value: data, access: model.now, expiry: ttl.map { model.now + $0 }, pinned: pinned, order: model.counter, cost: record)
             if let problem = applyEvictions(sparing: k) { return problem }
@@ -447,6 +456,7 @@ final class ModelRun {
         let record = CacheModel.entryRecordSize(k, size, tags: tags)
         let budget = CacheModel.itemBudget(byteLimit: config.byteLimit)
         let far = model.now + 1_000_000_000
+        let declinedBefore = store!.statistics.admissionsDeclined
         do {
             _ = try data.withUnsafeBytes { try store!.putEntry($0, forKey: CacheModel.key(k), freshUntil: far, expiry: far, tags: tags.map { "t\($0)" }) }
         } catch let error as CaskError {
@@ -455,12 +465,26 @@ final class ModelRun {
             return "refused a \(record)-byte entry under a \(budget.map(String.init) ?? "missing") budget"
         }
         if let budget, record > budget { return "accepted a \(record)-byte entry over the \(budget)-byte budget" }
+        if store!.statistics.admissionsDeclined > declinedBefore { return declined(k, pinned: false) }
         model.counter += 1
         model.items[k] = .init(value: data, access: model.now, expiry: nil, pinned: false, order: model.counter, cost: record, tags: Set(tags))
         if let problem = applyEvictions(sparing: k) { return problem }
         if let c = config.countLimit, model.items.count > c { return "holds \(model.items.count) items over the count limit \(c)" }
         if let budget, model.heldBytes > budget { return "live bytes \(model.heldBytes) over the budget \(budget)" }
         return nil
+    }
+
+    /// Checks a put the frequency-aware policy declined: only that policy declines, only an
+    /// unpinned put of a key the store does not hold (absent, or gone and already dropped), and
+    /// a declined put changes nothing else.
+    func declined(_ k: Int, pinned: Bool) -> String? {
+        guard config.frequencyAware else { return "declined a put of k\(k) under LRU" }
+        if pinned { return "declined a pinned put of k\(k)" }
+        if let item = model.items[k] {
+            guard model.isGone(item) else { return "declined a put of k\(k), which it holds" }
+            model.items[k] = nil
+        }
+        return applyEvictions()
     }
 
     func memoryStep(_ op: ModelOp) throws -> String? {

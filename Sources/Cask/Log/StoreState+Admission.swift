@@ -7,15 +7,20 @@ extension StoreState {
 
     /// True when the policy declines to store a put of `key` (a record of `size` bytes) at
     /// `now`: the store counts requests, has a byte limit the record would push the live data
-    /// near (within 4% of its target), does not hold the key, the put is not pinned, and the key was asked for less
-    /// often lately than the least recently used item it would evict. Without kept eviction
-    /// candidates (the compaction thread keeps them ready) the put is admitted: deciding must
-    /// not walk the index under the lock. O(1).
-    func declines(_ key: UnsafeRawBufferPointer, size: Int, isPinned: Bool, now: Int64) -> Bool {
-        // Full: within the band the compaction thread evicts ahead in (4% under the target), so
-        // that its evictions too make room only for what was admitted.
+    /// near (within 4% of its target), does not hold the key, the put is not pinned, and the
+    /// key was asked for less often lately than the least recently used item it would evict.
+    /// When the put must evict and no kept candidates say which item goes next, the walk of
+    /// the index that eviction would take next is taken now (and its candidates kept for that
+    /// eviction); within the 4% band without candidates (the compaction thread keeps them
+    /// ready) the put is admitted. O(1) but for that walk.
+    mutating func declines(_ key: UnsafeRawBufferPointer, size: Int, isPinned: Bool, now: Int64) -> Bool {
         guard limiter.sketch != nil, !isPinned, let target = liveByteTarget, liveBytes + Int64(size) > target - target / 25,
-              index.entry(forKey: key) == nil, let victim = nextVictimHash(now: now) else { return false }
+              index.entry(forKey: key) == nil else { return false }
+        if liveBytes + Int64(size) > target && !hasUsableCandidates(now: now) {
+            limiter.keep(walk(now: now, share: 50))
+            stats.evictionWalksOnTheWritePath += 1
+        }
+        guard let victim = nextVictimHash(now: now) else { return false }
         return !limiter.admits(index.hash(key), over: victim)
     }
 
