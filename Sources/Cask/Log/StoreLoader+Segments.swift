@@ -78,60 +78,19 @@ extension StoreLoader {
 
     /// Scans one segment into the index. Returns the segment's size after recovery, or nil when it
     /// held nothing and was removed. With `listed` (the records its intact hint lists), damage
-    /// costs only the records the hint lists that the scan no longer finds.
+    /// costs only the records the hint lists that the scan no longer finds. Steps: find the
+    /// torn tail of the newest segment, index the records before it, then settle the segment
+    /// (an empty newest one removed, the tail cut, damage noted).
     mutating func scan(_ segment: Loaded, isLast: Bool, nextLogMinimum: UInt64?, listed: [Int: LostRecord]? = nil) throws(CaskError) -> Int64? {
         stats.segmentsScanned += 1
         let file = segment.file
         let bytes = try fs.readWholeFile(file.handle)
-        // In the newest log segment, everything from the first damaged byte on is a torn tail
-        // (StoreDirectory.tornTailStart): a pre-scan finds where it starts.
-        var tailStart = Int.max
-        if isLast {
-            let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
-            tailStart = StoreDirectory.tornTailStart(of: pre) ?? .max
-        }
-        var local = index
-        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
-        let id = file.id
-        var found: [FoundPin] = []
-        var kept: [Int: UInt64] = [:]   // offset: sequence, of the records indexed (for `listed`)
-        var foundRemovals = removals
-        var forgedPins: [Int] = []
-        let summary = try bytes.withBytes { raw throws(CaskError) in
-            try SegmentScanner.scan(raw, file: file.path) { h, offset in
-                guard offset < tailStart else { return }
-                if listed != nil { kept[offset] = h.sequence }
-                let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
-                if h.isRemoval {
-                    foundRemovals.add(key, tagged: h.isTagged, sequence: h.sequence)
-                    return
-                }
-                if h.isPin {
-                    // With encryption on, only a pin record whose seal holds applies.
-                    if let keyring = options.keyring, !keyring.authenticates(h, in: raw, at: offset, segmentID: id) {
-                        forgedPins.append(offset)
-                        return
-                    }
-                    found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
-                        segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
-                    return
-                }
-                let entry = IndexEntry(
-                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength), sequence: h.sequence,
-                    expiry: h.kind == .tombstone ? 0 : h.expiry, accessTime: h.writeTime,
-                    flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
-                Self.apply(entry, key: key, to: &local)
-            }
-        }
-        index = local
-        pins += found
-        removals = foundRemovals
-        noteForgedPins(forgedPins, in: file)
+        let tailStart = isLast ? try tornTailStart(of: bytes, file: file) : .max
+        let (summary, kept) = try indexRecords(of: bytes, in: file, before: tailStart, keepingOffsets: listed != nil)
         maximumSequence = max(maximumSequence, summary.maximumSequence)
         if let h = segment.header {
             maximumSequence = max(maximumSequence, h.minimumSequence, h.sequenceLimit > 0 ? h.sequenceLimit - 1 : 0)
         }
-
         if isLast && summary.recordCount == 0 && segment.header == nil {
             // Created but never completed (a crash before its header was durable): nothing in it
             // was ever acknowledged.
@@ -140,29 +99,77 @@ extension StoreLoader {
             try fs.syncDirectory(directory)
             return nil
         }
-        var size = Int64(bytes.count)
+        return try settle(segment, size: bytes.count, summary: summary, tailStart: tailStart, kept: kept,
+                          listed: listed, nextLogMinimum: nextLogMinimum)
+    }
+
+    /// Where the torn tail of the newest log segment starts: everything from its first damaged
+    /// byte on (StoreDirectory.tornTailStart), found by a pre-scan; `.max` when there is none.
+    private func tornTailStart(of bytes: [UInt8], file: SegmentFile) throws(CaskError) -> Int {
+        let pre = try bytes.withBytes { raw throws(CaskError) in try SegmentScanner.scan(raw, file: file.path) { _, _ in } }
+        return StoreDirectory.tornTailStart(of: pre) ?? .max
+    }
+
+    /// Indexes the records of `bytes` that start before `tailStart`: values and tombstones into
+    /// the index, pin records (with encryption, only those whose seal holds) and removal
+    /// records aside. Returns the scan's summary and, when `keepingOffsets`, the sequence of
+    /// each record found by its offset.
+    private mutating func indexRecords(of bytes: [UInt8], in file: SegmentFile, before tailStart: Int,
+                                       keepingOffsets: Bool) throws(CaskError) -> (SegmentScanner.Summary, [Int: UInt64]) {
+        var local = index
+        index = KeyIndex()   // keep `local` uniquely referenced: no copy-on-write of the whole index
+        defer { index = local }
+        let id = file.id, keyring = options.keyring
+        var found: [FoundPin] = [], kept: [Int: UInt64] = [:], forgedPins: [Int] = []
+        var foundRemovals = removals
+        let summary = try bytes.withBytes { raw throws(CaskError) in
+            try SegmentScanner.scan(raw, file: file.path) { h, offset in
+                guard offset < tailStart else { return }
+                if keepingOffsets { kept[offset] = h.sequence }
+                let key = UnsafeRawBufferPointer(rebasing: raw[(offset + Format.recordHeaderSize)..<(offset + Format.recordHeaderSize + h.keyLength)])
+                if h.isRemoval { return foundRemovals.add(key, tagged: h.isTagged, sequence: h.sequence) }
+                if h.isPin {
+                    guard keyring?.authenticates(h, in: raw, at: offset, segmentID: id) ?? true else { return forgedPins.append(offset) }
+                    return found.append(FoundPin(key: Array(key), pinned: h.isPinned, location: PinRecordLocation(
+                        segment: id, offset: UInt32(offset), size: h.encodedSize, sequence: h.sequence, target: h.pinTarget)))
+                }
+                let entry = IndexEntry(
+                    segment: id, offset: UInt32(offset), storedLength: UInt32(h.storedLength), sequence: h.sequence,
+                    expiry: h.kind == .tombstone ? 0 : h.expiry, accessTime: h.writeTime,
+                    flags: h.kind == .tombstone ? IndexEntry.tombstoneFlag : h.flags, keyLength: UInt16(h.keyLength))
+                Self.apply(entry, key: key, to: &local)
+            }
+        }
+        pins += found
+        removals = foundRemovals
+        noteForgedPins(forgedPins, in: file)
+        return (summary, kept)
+    }
+
+    /// After the records are indexed: notes a damaged header, cuts the torn tail, notes the
+    /// damage (exactly, from the hint's list, when `listed`; else with the salvage bound), and
+    /// queues a hint file for a segment without damage. Returns the segment's size.
+    private mutating func settle(_ segment: Loaded, size: Int, summary: SegmentScanner.Summary, tailStart: Int, kept: [Int: UInt64],
+                                 listed: [Int: LostRecord]?, nextLogMinimum: UInt64?) throws(CaskError) -> Int64 {
+        let file = segment.file
         if summary.headerDamaged {
             stats.damagedRanges += 1
             logger.error("segment header of \(file.path) is damaged; its records were scanned")
         }
-        if tailStart != .max {
-            try cutTornTail(file, at: tailStart, of: bytes.count)
-            size = Int64(tailStart)
-        }
+        if tailStart != .max { try cutTornTail(file, at: tailStart, of: size) }
+        let damage = summary.damage.filter { $0.start < tailStart }
         if let listed {
             // The hint says exactly what was lost: no salvage bound for this segment.
-            noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nil, raisesBound: false)
+            noteDamage(damage, in: segment, nextLogMinimum: nil, raisesBound: false)
             let lost = listed.filter { kept[$0.key] != $0.value.sequence }.map(\.value)
             lostRecords += lost.filter { !$0.isRemoval }
             // A removal record the intact hint lists was durable: it applies even if its bytes are gone.
             for r in lost where r.isRemoval { r.key.withUnsafeBytes { removals.add($0, tagged: r.isTagged, sequence: r.sequence) } }
         } else {
-            noteDamage(summary.damage.filter { $0.start < tailStart }, in: segment, nextLogMinimum: nextLogMinimum)
+            noteDamage(damage, in: segment, nextLogMinimum: nextLogMinimum)
         }
-        if summary.damage.allSatisfy({ $0.start >= tailStart }) && !summary.headerDamaged {
-            hintsToWrite.append(id)
-        }
-        return size
+        if damage.isEmpty && !summary.headerDamaged { hintsToWrite.append(file.id) }
+        return tailStart != .max ? Int64(tailStart) : Int64(size)
     }
 
     /// Pin records of an encrypted store that were not applied because their seal does not hold
