@@ -68,17 +68,25 @@ class Counter:
         self.hits = self.requests = 0
         self.start = time.monotonic()
         self.next_report = 0
+        # Redrawn in place on a terminal (every 5%); a line every 25% in a log.
+        self.terminal = sys.stderr.isatty()
+        self.step = max(1, total // (20 if self.terminal else 4))
+        self.prefix = "\r" if self.terminal else ""
 
     def record(self, index, hit):
         if index >= self.warmup:
             self.requests += 1
             self.hits += hit
         if index >= self.next_report:
-            print(f"\r  {self.name}: {100 * index // self.total:3d}% of {self.total:,} requests", end="", file=sys.stderr, flush=True)
-            self.next_report += max(1, self.total // 20)
+            if index > 0 or self.terminal:
+                print(f"{self.prefix}  {self.name}: {100 * index // self.total:3d}% of {self.total:,} requests, "
+                      f"hit ratio {self.hits / max(1, self.requests):.3f}, {time.monotonic() - self.start:.0f} s",
+                      end="" if self.terminal else "\n", file=sys.stderr, flush=True)
+            self.next_report += self.step
 
     def result(self, cache, trace, **extra):
-        print(f"\r  {self.name}: done in {time.monotonic() - self.start:.1f} s".ljust(60), file=sys.stderr, flush=True)
+        text = f"  {self.name}: done in {time.monotonic() - self.start:.1f} s, hit ratio {self.hits / max(1, self.requests):.4f}"
+        print(f"{self.prefix}{text:<80}" if self.terminal else text, file=sys.stderr, flush=True)
         return {"cache": cache, "trace": trace, "hits": self.hits, "requests": self.requests,
                 "hit_ratio": self.hits / self.requests if self.requests else 0.0,
                 "seconds": round(time.monotonic() - self.start, 3), **extra}
