@@ -6,9 +6,12 @@ extension DiskStore {
     enum ReadPlan {
         /// Absent or gone; what an eviction found on the way left to do.
         case miss(StoreState.Deferred)
-        /// A record still in the write buffer, copied out under the lock.
-        case buffered([UInt8], IndexEntry)
-        case read(SegmentFile, IndexEntry)
+        /// A record still in the write buffer, copied out under the lock, with the keys and
+        /// binding that open it (the state's: a reader's refresh may have found the store
+        /// upgraded, format-spec.md, "Store id").
+        case buffered([UInt8], IndexEntry, Keyring?)
+        /// A record to read from `file`, with the keys that open it (as for `buffered`).
+        case read(SegmentFile, IndexEntry, Keyring?)
         case damaged(IndexEntry)
     }
 
@@ -94,18 +97,10 @@ extension DiskStore {
         if now != nil { s.stats.hits += 1 }
         if entry.segment == s.writer.id,
            let copy = try s.writer.bufferedBytes(at: Int64(entry.offset), count: entry.recordSize) {
-            return .buffered(copy, entry)
+            return .buffered(copy, entry, s.options.keyring)
         }
         guard let file = s.segments[entry.segment] else { return .damaged(entry) }
-        return .read(file, entry)
-    }
-
-    /// The keys and store binding that open sealed records. A reader's ``refresh()`` may find the
-    /// store upgraded (format-spec.md, "Store id": its first writing open made the id): the
-    /// binding it loaded then is the state's, not the one it was opened with.
-    private var readingKeyring: Keyring? {
-        guard options.keyring != nil, options.isReadOnly else { return options.keyring }
-        return state.withLock { $0.options.keyring }
+        return .read(file, entry, s.options.keyring)
     }
 
     /// Carries out `plan`: the record's bytes checked and handed to `body`, or nil (a miss, or
@@ -119,18 +114,18 @@ extension DiskStore {
         case .damaged(let entry):
             try reportDamage(key: key, entry: entry, file: "index")
             return nil
-        case .buffered(let bytes, let entry):
-            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) }) { return result }
+        case .buffered(let bytes, let entry, let keyring):
+            if let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: keyring, { body($0, entry, $1) }) }) { return result }
             try reportDamage(key: key, entry: entry, file: "active buffer")
             return nil
-        case .read(let file, let entry):
+        case .read(let file, let entry, let keyring):
             let size = entry.recordSize
             // `file` is held until the end of this scope: its mapping stays valid for `body`.
             if let mapped = file.mappedBytes(at: Int(entry.offset), count: size) {
                 // Ask for every cache line of the record at once (up to 16 KiB), so that their
                 // misses overlap instead of arriving one by one as the checksum walks the record.
                 for line in stride(from: 0, to: min(size, 16 << 10), by: 64) { cask_prefetch(mapped.baseAddress! + line) }
-                if let result = Self.deliver(mapped, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) { return result }
+                if let result = Self.deliver(mapped, key: key, entry: entry, keyring: keyring, { body($0, entry, $1) }) { return result }
                 try reportDamage(key: key, entry: entry, file: file.path)
                 return nil
             }
@@ -145,7 +140,7 @@ extension DiskStore {
                 count = size
             }
             if let failure { throw failure }
-            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: readingKeyring, { body($0, entry, $1) }) }) {
+            if complete, let result = bytes.withUnsafeBytes({ Self.deliver($0, key: key, entry: entry, keyring: keyring, { body($0, entry, $1) }) }) {
                 return result
             }
             try reportDamage(key: key, entry: entry, file: file.path)

@@ -93,27 +93,7 @@ public final class DiskStore: Sendable {
         var loader = StoreLoader(directory: directory, options: options)
         self.state = StoreStateLock(try loader.load())
         let box = WeakBox()
-        // The threads sleep without a timer while there is nothing for them (an idle store
-        // causes no wake-ups): the flusher while nothing is unflushed; the syncer while nothing
-        // is unsynced; the compactor while no item can expire or age out, no sealed segment
-        // gained dead bytes and the active segment is not worth sealing (a sealed segment and
-        // byte pressure wake it at once). The flush deadline and the sync interval are apart:
-        // the syncer runs at least `d` after its previous run (BackgroundThread), so
-        // `.interval(d)` syncs at most once per `d` however often the flusher runs.
-        self.ticker = BackgroundThread(name: "cask.flush", interval: options.flushInterval,
-                                       isArmed: { box.store?.hasUnflushedRecords ?? false }) { box.store?.backgroundTick() ?? false }
-        self.bufferWriter = BackgroundThread(name: "cask.write", interval: options.flushInterval,
-                                             isArmed: { false }) { box.store?.writeHandedOffBuffer() ?? false }
-        if case .interval(let d) = options.durability {
-            self.syncer = BackgroundThread(name: "cask.sync", interval: d,
-                                           isArmed: { box.store?.hasUnsyncedRecords ?? false }) { box.store?.backgroundSync() ?? false }
-        } else {
-            self.syncer = nil
-        }
-        self.compactor = options.compaction.isAutomatic
-            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval, niceness: 10,
-                               isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
-            : nil
+        (ticker, bufferWriter, syncer, compactor) = Self.backgroundThreads(options, box)
         box.store = self
         // A thread that asked `isArmed()` before `box.store` was set went to sleep without a
         // timer: wake each once, now that it can see the store (an idle store with items to
@@ -123,6 +103,32 @@ public final class DiskStore: Sendable {
         let hints = state.withLock { $0.work.takeHints() }
         if !hints.isEmpty { writeHints(hints) }
         try applyTagRemovalsFoundAtOpen()
+    }
+
+    /// The store's background threads, each reaching the store through `box`. They sleep
+    /// without a timer while there is nothing for them (an idle store causes no wake-ups): the
+    /// flusher while nothing is unflushed; the syncer while nothing is unsynced; the compactor
+    /// while no item can expire or age out, no sealed segment gained dead bytes and the active
+    /// segment is not worth sealing (a sealed segment and byte pressure wake it at once). The
+    /// flush deadline and the sync interval are apart: the syncer runs at least `d` after its
+    /// previous run (BackgroundThread), so `.interval(d)` syncs at most once per `d` however
+    /// often the flusher runs.
+    private static func backgroundThreads(_ options: StoreOptions, _ box: WeakBox)
+        -> (flush: BackgroundThread, write: BackgroundThread, sync: BackgroundThread?, compaction: BackgroundThread?) {
+        let flush = BackgroundThread(name: "cask.flush", interval: options.flushInterval,
+                                     isArmed: { box.store?.hasUnflushedRecords ?? false }) { box.store?.backgroundTick() ?? false }
+        let write = BackgroundThread(name: "cask.write", interval: options.flushInterval,
+                                     isArmed: { false }) { box.store?.writeHandedOffBuffer() ?? false }
+        var sync: BackgroundThread?
+        if case .interval(let d) = options.durability {
+            sync = BackgroundThread(name: "cask.sync", interval: d,
+                                    isArmed: { box.store?.hasUnsyncedRecords ?? false }) { box.store?.backgroundSync() ?? false }
+        }
+        let compaction = options.compaction.isAutomatic
+            ? BackgroundThread(name: "cask.compaction", interval: options.compaction.checkInterval, niceness: 10,
+                               isArmed: { box.store?.needsCompactionCheck ?? false }) { box.store?.backgroundCompaction() ?? false }
+            : nil
+        return (flush, write, sync, compaction)
     }
 
     deinit {

@@ -51,10 +51,13 @@ final class StoreLock: Sendable {
     /// no lock of the directory (a loaded machine can take that long to exec).
     private static func waitForLock(_ handle: CaskFileHandle, of directory: String, fs: any CaskFileSystem) throws(CaskError) -> Int32?? {
         var waited: UInt32 = 0
+        var owner: Int32?, forkWindow = false
         for attempt in 0... {
             if try fs.tryLock(handle) { return nil }
-            let owner = recordedOwner(handle, fs: fs)
-            let forkWindow = owner == getpid() && !held.withLock { $0.contains(directory) }
+            if attempt == 6 {   // the owner matters only once the short retries are spent: read it once
+                owner = recordedOwner(handle, fs: fs)
+                forkWindow = owner == getpid() && !held.withLock { $0.contains(directory) }
+            }
             guard attempt < 6 || (forkWindow && waited < 2_000_000) else { return .some(owner.flatMap { isRunning($0) ? $0 : nil }) }
             let pause = attempt < 6 ? UInt32(1000) << UInt32(attempt) : 10_000
             usleep(pause)
