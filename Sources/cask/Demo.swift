@@ -43,73 +43,70 @@ struct Demo: ParsableCommand {
 
     func key(_ i: Int) -> String { "user:\(String(format: "%08d", i)):profile" }
 
+    /// Prints one timed step: what, how many operations, seconds and rate.
+    private func line(_ what: String, _ count: Int, _ d: Duration) {
+        let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        let label = what.padding(toLength: 36, withPad: " ", startingAt: 0)
+        print("  \(label)" + String(format: "%9d ops %8.3f s  ", count, seconds) + Formatting.rate(Double(count), per: seconds))
+    }
+
+    /// Runs `body` and prints its time as one step.
+    private func step(_ what: String, _ count: Int, _ body: () throws -> Void) throws {
+        let d = try withStoreErrors { try ContinuousClock().measure(body) }
+        line(what, count, d)
+    }
+
+    /// The demo as a list of steps: fill, check, change, close, reopen, check again, verify.
     func run() throws {
-        let clock = ContinuousClock()
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-        func line(_ what: String, _ count: Int, _ d: Duration) {
-            let label = what.padding(toLength: 36, withPad: " ", startingAt: 0)
-            print("  \(label)" + String(format: "%9d ops %8.3f s  ", count, seconds(d)) + Formatting.rate(Double(count), per: seconds(d)))
-        }
         print("Cask demo: a store in \(directory)")
         var store = try openStore(directory, for: .create)
         try withStoreErrors { try store.removeAll() }
-
-        var d = try withStoreErrors {
-            try clock.measure {
-                for i in 0..<items { try store.setValue(Self.value(i, version: 0), forKey: key(i)) }
-                for b in 0..<blobs { try store.setValue(Self.blob(b), forKey: "thumbnail:\(b)") }
-                try store.sync()
-            }
-        }
-        line("put (then one sync)", items + blobs, d)
-
         var wrong = 0
-        d = try withStoreErrors {
-            try clock.measure {
-                for i in 0..<items where try store.value(forKey: key(i)) != Self.value(i, version: 0) { wrong += 1 }
-                for b in 0..<blobs where try store.value(forKey: "thumbnail:\(b)") != Self.blob(b) { wrong += 1 }
+        try step("put (then one sync)", items + blobs) { try fill(store) }
+        try step("get and check every value", items + blobs) { wrong += try countWrongValues(store, changed: false) }
+        try step("overwrite half (a tenth with TTL)", items / 2) {
+            for i in stride(from: 0, to: items, by: 2) {
+                try store.setValue(Self.value(i, version: 1), forKey: key(i), timeToLive: i % 10 == 0 ? .seconds(3600) : nil)
             }
         }
-        line("get and check every value", items + blobs, d)
-
-        let overwrites = items / 2
-        d = try withStoreErrors {
-            try clock.measure {
-                for i in stride(from: 0, to: items, by: 2) {
-                    try store.setValue(Self.value(i, version: 1), forKey: key(i), timeToLive: i % 10 == 0 ? .seconds(3600) : nil)
-                }
-            }
-        }
-        line("overwrite half (a tenth with TTL)", overwrites, d)
-
-        let deletes = items / 10
-        d = try withStoreErrors {
-            try clock.measure { for i in stride(from: 1, to: items, by: 10) { try store.removeValue(forKey: key(i)) } }
-        }
-        line("delete a tenth", deletes, d)
-
+        try step("delete a tenth", items / 10) { for i in stride(from: 1, to: items, by: 10) { try store.removeValue(forKey: key(i)) } }
         let before = store.statistics
-        d = try withStoreErrors { try clock.measure { try store.close() } }
-        line("close (sync + index snapshot)", 1, d)
-        d = try clock.measure { store = try openStore(directory, for: .change) }
+        try step("close (sync + index snapshot)", 1) { try store.close() }
+        let d = try ContinuousClock().measure { store = try openStore(directory, for: .change) }
         let reopened = store.statistics
         line("reopen (index loaded)", reopened.itemCount, d)
-
-        d = try withStoreErrors {
-            try clock.measure {
-                for i in 0..<items {
-                    let expected: Data? = i % 10 == 1 ? nil : Self.value(i, version: i % 2 == 0 ? 1 : 0)
-                    if try store.value(forKey: key(i)) != expected { wrong += 1 }
-                }
-            }
-        }
-        line("get and check after reopen", items, d)
+        try step("get and check after reopen", items) { wrong += try countWrongValues(store, changed: true) }
         let report = try withStoreErrors { () throws -> StoreVerifier.Report in
             try store.close()
             return try StoreVerifier(directory: directory).verify()
         }
+        try summarize(reopened, before: before, report: report, wrong: wrong)
+    }
 
-        let stats = reopened
+    /// Writes every item and blob, then syncs.
+    private func fill(_ store: DiskStore) throws {
+        for i in 0..<items { try store.setValue(Self.value(i, version: 0), forKey: key(i)) }
+        for b in 0..<blobs { try store.setValue(Self.blob(b), forKey: "thumbnail:\(b)") }
+        try store.sync()
+    }
+
+    /// Reads every item (and, before the changes, every blob) and counts those that differ from
+    /// what the demo wrote: after the changes, even items at version 1 and every tenth gone.
+    private func countWrongValues(_ store: DiskStore, changed: Bool) throws -> Int {
+        var wrong = 0
+        for i in 0..<items {
+            let expected: Data? = !changed ? Self.value(i, version: 0)
+                : i % 10 == 1 ? nil : Self.value(i, version: i % 2 == 0 ? 1 : 0)
+            if try store.value(forKey: key(i)) != expected { wrong += 1 }
+        }
+        if !changed { for b in 0..<blobs where try store.value(forKey: "thumbnail:\(b)") != Self.blob(b) { wrong += 1 } }
+        return wrong
+    }
+
+    /// Prints what the store holds and what verify found; exits 1 on any wrong value, damage or
+    /// a wrong item count.
+    private func summarize(_ stats: StoreStatistics, before: StoreStatistics, report: StoreVerifier.Report, wrong: Int) throws {
+        let deletes = items / 10
         print("")
         print("  items \(stats.itemCount) (expected \(items + blobs - deletes)), before reopen \(before.itemCount)")
         print("  live \(Formatting.bytes(stats.liveBytes)), on disk \(Formatting.bytes(stats.fileBytes)) in \(stats.segmentCount) segments, dead \(Formatting.bytes(stats.deadBytes))")
