@@ -9,7 +9,7 @@
 # and the plots.
 #
 # usage: bash tools/bench-hitratio.sh [--requests 400000] [--rate 20] [--traces zipf-0.6,...]
-#                                     [--policy NAME] [--seed 43] [--out DIR]
+#                                     [--policies lru,frequency] [--seed 43] [--out DIR]
 #        HITRATIO_REQUESTS=40000 bash tools/bench-hitratio.sh      # a quick look (same as --requests)
 # output: Benchmarks/results/hitratio/{summary.csv,summary.md,peers.jsonl,cask.jsonl,traces.json,
 #         hitratio-bars.svg,hitratio-live.svg}; the table is printed too.
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 requests="${HITRATIO_REQUESTS:-400000}"
 rate=20
 traces="zipf-0.6,zipf-0.8,zipf-0.99,loop,scan"
-policy=""
+policies="lru,frequency"
 seed=43
 out="Benchmarks/results/hitratio"
 byte_limit=50000000
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --requests) requests="$2"; shift 2 ;;
     --rate) rate="$2"; shift 2 ;;
     --traces) traces="$2"; shift 2 ;;
-    --policy) policy="$2"; shift 2 ;;
+    --policy|--policies) policies="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
@@ -59,11 +59,10 @@ python3 Benchmarks/hitratio/traces.py "$work" --requests "$requests" --seed "$se
 cp "$work/traces.json" "$out/traces.json"
 
 IFS=, read -r -a names <<<"$traces"
-policy_args=()
-if [ -n "$policy" ]; then policy_args=(--policy "$policy"); fi
+IFS=, read -r -a policy_names <<<"$policies"
 : >"$work/peers.jsonl"
 : >"$work/cask.jsonl"
-steps=$((${#names[@]} * 3))
+steps=$((${#names[@]} * (1 + 2 * ${#policy_names[@]})))
 step=0
 for name in "${names[@]}"; do
   file="$work/$name.u32"
@@ -71,18 +70,20 @@ for name in "${names[@]}"; do
   echo "== [$step/$steps] $name: exact LRU, python-diskcache, theine"
   python3 Benchmarks/hitratio/peers.py "$file" --value-size "$value_size" --byte-limit "$byte_limit" \
     --seed "$seed" --scratch "$work" >>"$work/peers.jsonl"
-  for r in 0 "$rate"; do
-    step=$((step + 1))
-    if [ "$r" = "0" ]; then what="full speed"; else what="sets held to $r MB/s"; fi
-    echo "== [$step/$steps] $name: Cask, $what"
-    # The JSON line is the last line of stdout; anything the store logs goes before it.
-    "$harness" hitratio "$file" --directory "$work" --byte-limit "$byte_limit" --value-size "$value_size" \
-      --rate "$r" "${policy_args[@]}" | grep '^{' >>"$work/cask.jsonl"
+  for p in "${policy_names[@]}"; do
+    for r in 0 "$rate"; do
+      step=$((step + 1))
+      if [ "$r" = "0" ]; then what="full speed"; else what="sets held to $r MB/s"; fi
+      echo "== [$step/$steps] $name: Cask ($p), $what"
+      # The JSON line is the last line of stdout; anything the store logs goes before it.
+      "$harness" hitratio "$file" --directory "$work" --byte-limit "$byte_limit" --value-size "$value_size" \
+        --rate "$r" --policy "$p" | grep '^{' >>"$work/cask.jsonl"
+    done
   done
 done
 
 cp "$work/peers.jsonl" "$work/cask.jsonl" "$out/"
 echo "== summary"
 python3 Benchmarks/hitratio/summarize.py "$out" \
-  --command "bash tools/bench-hitratio.sh --requests $requests --rate $rate --seed $seed${policy:+ --policy $policy}"
+  --command "bash tools/bench-hitratio.sh --requests $requests --rate $rate --seed $seed --policies $policies"
 python3 tools/plot_hitratio.py "$out"

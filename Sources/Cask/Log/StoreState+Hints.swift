@@ -15,7 +15,7 @@ extension StoreState {
                       let tail = try IndexSnapshot.tailChecksum(of: file.handle, size: size, fs: fs) else { return false }
                 marks.append(IndexSnapshot.SegmentMark(id: id, size: size, tailChecksum: tail))
             }
-            try IndexSnapshot.write(index: index, pins: keys.pinRecords, maximumSequence: nextSequence - 1,
+            try IndexSnapshot.write(index: index, pins: keys.pinRecords, maximumSequence: numbers.nextSequence - 1,
                                     marks: marks, in: directory, fs: fs, keyring: options.keyring)
             return true
         } catch {

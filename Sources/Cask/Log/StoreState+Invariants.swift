@@ -17,7 +17,7 @@ extension StoreState {
         index.forEach { _, e in if outside == nil && segments[e.segment] == nil { outside = e } }
         if let outside { return "an index entry points into segment \(outside.segment), which is not open" }
         if segments[writer.id] == nil { return "the active segment \(writer.id) is not among the open segments" }
-        if nextSequence == 0 { return "no sequence number issued yet is 0" }
+        if let problem = numbers.invariantViolation() { return "log numbers: \(problem)" }
         return nil
     }
 }

@@ -65,7 +65,7 @@ extension StoreState {
     /// The prepared segment, when it may follow the active one: prepared behind it, and above
     /// every sequence number it took (always, by the reservation's bound).
     private var usablePrepared: PreparedSegment? {
-        guard let next = prepared, next.follows == writer.id, nextSequence <= next.header.minimumSequence else { return nil }
+        guard let next = prepared, next.follows == writer.id, numbers.nextSequence <= next.header.minimumSequence else { return nil }
         return next
     }
 
@@ -73,7 +73,7 @@ extension StoreState {
     /// `minimumSequence`). The caller adds it to the segments.
     private mutating func activate(_ next: PreparedSegment) {
         prepared = nil
-        nextSequence = next.header.minimumSequence
+        numbers.advance(to: next.header.minimumSequence)
         writer = SegmentWriter(file: next.file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize, writesBehind: true)
     }
 
@@ -92,17 +92,17 @@ extension StoreState {
     /// prepared for an earlier writer never claims a sequence number this one holds.
     mutating func startSegment(flags: UInt8) throws(CaskError) {
         writer.handoff?.waitForWrite()   // the flush thread may be writing to the old file
-        nextSequence = max(nextSequence, reservedMinimumSequence)
+        numbers.advance(to: numbers.reservedMinimumSequence)
         if flags == 0, let next = usablePrepared {
             activate(next)
         } else {
             try discardPrepared()
-            let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: flags, minimumSequence: nextSequence,
+            let header = SegmentHeader(id: UInt64(numbers.nextSegmentID), kind: .log, flags: flags, minimumSequence: numbers.nextSequence,
                                        sequenceLimit: 0, keyID: options.writtenKeyID)
             writer = try SegmentWriter.start(header, in: directory, options: options)
-            nextSegmentID = writer.id &+ 1
+            _ = numbers.takeSegmentID()
         }
-        addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
+        addSegment(writer.file, size: writer.size, minimumSequence: numbers.nextSequence)
     }
 
     // MARK: Preparing the next segment
@@ -114,12 +114,9 @@ extension StoreState {
     mutating func reserveNextSegment() -> SegmentHeader? {
         guard prepared == nil, !isClosed else { return nil }
         let room = max(0, inlineRolloverSize - writer.size)
-        let minimum = nextSequence + UInt64(room / Int64(Format.recordHeaderSize + 1)) + 2
-        reservedMinimumSequence = max(reservedMinimumSequence, minimum)
-        let header = SegmentHeader(id: UInt64(nextSegmentID), kind: .log, flags: 0, minimumSequence: reservedMinimumSequence,
-                                   sequenceLimit: 0, keyID: options.writtenKeyID)
-        nextSegmentID &+= 1
-        return header
+        let reserved = numbers.reserve(below: numbers.nextSequence + UInt64(room / Int64(Format.recordHeaderSize + 1)) + 2)
+        return SegmentHeader(id: UInt64(numbers.takeSegmentID()), kind: .log, flags: 0, minimumSequence: reserved,
+                             sequenceLimit: 0, keyID: options.writtenKeyID)
     }
 
     /// Whether the flush thread should prepare the next segment now: segments of 1 MiB or more
@@ -132,7 +129,7 @@ extension StoreState {
     /// Keeps a segment created for `header` as the next one, when the active segment is still
     /// the one it was reserved behind (`follows`). False when it is not: the caller removes it.
     mutating func adoptPrepared(_ file: SegmentFile, header: SegmentHeader, follows: UInt32) -> Bool {
-        guard !isClosed, prepared == nil, writer.id == follows, nextSequence <= header.minimumSequence else { return false }
+        guard !isClosed, prepared == nil, writer.id == follows, numbers.nextSequence <= header.minimumSequence else { return false }
         prepared = PreparedSegment(file: file, header: header, follows: follows)
         return true
     }

@@ -110,13 +110,13 @@ extension StoreState {
         }
         // A record past the last sequence number would be read back as damage (format-spec.md,
         // "Sequence numbers"): refuse it, unwritten, instead.
-        guard Format.isPlausibleSequence(nextSequence) else {
+        guard Format.isPlausibleSequence(numbers.nextSequence) else {
             throw .corruption(file: directory, offset: 0, reason: "the last sequence number (\(Format.maximumSequence)) was issued; \(StoreLoader.noSequenceLeft)")
         }
         // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
         let sealed = (kind == .value || kind == .pin) && sealer != nil
         let header = RecordHeader(
-            sequence: nextSequence, writeTime: now, expiry: expiry, kind: kind,
+            sequence: numbers.nextSequence, writeTime: now, expiry: expiry, kind: kind,
             flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
             storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
         // The seal's 32 bytes must fit the format's limit too (maximumValueSize may be 1 GiB).
@@ -128,10 +128,10 @@ extension StoreState {
         let size = Int64(header.encodedSize)
         let entry = IndexEntry(
             segment: writer.id, offset: UInt32(offset), storedLength: UInt32(header.storedLength),
-            sequence: nextSequence, expiry: kind == .tombstone ? 0 : expiry,
+            sequence: numbers.nextSequence, expiry: kind == .tombstone ? 0 : expiry,
             accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
         segmentSet.grow(writer.id, by: size)
-        nextSequence += 1
+        numbers.takeSequence()
         stats.writes += 1
         stats.bytesWritten += Int(size)
         if !work.rolloverRequested && writer.size >= backgroundRolloverSize { work.requestRollover() }

@@ -40,7 +40,8 @@ struct PinRecordLocation: Sendable, Equatable {
 /// of them.
 struct StoreState: Sendable {
     let directory: String
-    let fs: any CaskFileSystem
+    /// Where its file I/O goes (``StoreOptions/fileSystem``).
+    var fs: any CaskFileSystem { options.fileSystem }
     let options: StoreOptions
 
     /// Each key's current record and the live pin records (KeyDirectory.swift).
@@ -51,8 +52,8 @@ struct StoreState: Sendable {
     var writer: SegmentWriter
     /// Seals the values this open writes (encryption on), under the lock like the writer.
     var sealer: RecordSealer?
-    var nextSequence: UInt64
-    var nextSegmentID: UInt32
+    /// The next sequence number and segment id, and the reservation (LogNumbers.swift).
+    var numbers: LogNumbers
     var stats = StoreStatistics()
     /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
     var commits = CommitQueue()
@@ -63,9 +64,6 @@ struct StoreState: Sendable {
     var limiter: LimitController
     /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
     var prepared: PreparedSegment?
-    /// Every rollover starts its segment at this sequence number or above: the `minimumSequence`
-    /// of the last segment reserved for preparation.
-    var reservedMinimumSequence: UInt64 = 0
     /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
     /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
     var sweeping: [UInt64: [UInt8]] = [:]
@@ -91,11 +89,9 @@ struct StoreState: Sendable {
 
     init(directory: String, options: StoreOptions, writer: SegmentWriter, nextSequence: UInt64) {
         self.directory = directory
-        self.fs = options.fileSystem
         self.options = options
         self.writer = writer
-        self.nextSequence = nextSequence
-        self.nextSegmentID = writer.id &+ 1
+        self.numbers = LogNumbers(nextSequence: nextSequence, activeSegment: writer.id)
         self.sealer = options.keyring.map(RecordSealer.init)
         self.limiter = LimitController(countsRequests: options.limits.policy == .frequencyAware && options.limits.byteLimit != nil)
         addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
