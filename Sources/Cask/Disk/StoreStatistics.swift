@@ -70,8 +70,8 @@ public struct StoreStatistics: Sendable, Equatable {
     /// not, waiting for the compaction thread's passes or compacting themselves (the writers'
     /// back-pressure when compaction falls behind; each is a slow write).
     public var compactionsOnTheWritePath = 0
-    /// Writes slowed down (by up to 100 µs each) because disk use was within half a segment of
-    /// the point where writes must wait for compaction (``compactionsOnTheWritePath``).
+    /// Writes slowed down (by 20 µs to 1 ms each) because disk use was past the disk budget, in
+    /// the segment of room before writes must wait for compaction (``compactionsOnTheWritePath``).
     public var delayedWrites = 0
     /// Walks of the whole index that a write or trim did under the lock to find eviction
     /// candidates (for benchmarks: each is a slow write).

@@ -152,20 +152,29 @@ extension StoreState {
         options.diskBudget.map { Int64($0) }
     }
 
-    /// How long a write waits before it returns while disk use is between `diskBudget +
-    /// segmentSize / 2` and the hard limit (`diskBudget + segmentSize`): up to
-    /// ``maximumWriteDelayNanoseconds``, in proportion to how far into that zone it is. Slowing
-    /// writers a little there lets compaction catch up before a writer must wait for a whole
-    /// pass (tens to hundreds of milliseconds of `fsync`s under load).
+    /// How long a write waits before it returns while disk use is past the disk budget and
+    /// under the hard limit (`diskBudget + segmentSize`): up to ``maximumWriteDelayNanoseconds``,
+    /// growing with the square of how far into that segment of room it is (0 below
+    /// ``minimumWriteDelayNanoseconds``). Writers so slow down
+    /// just enough that compaction keeps up (RocksDB's delayed writes): a little past the budget
+    /// costs a few microseconds a write, and a writer reaches the hard limit, where it must wait
+    /// for a whole compaction pass (tens of milliseconds of copying and `fsync`s), only when
+    /// compaction cannot keep up even with writes a millisecond apart.
     var writeDelayNanoseconds: UInt32 {
         guard let budget = diskBudget else { return 0 }
-        let half = Int64(options.segmentSize / 2), into = fileBytes - (budget + half)
+        let zone = Double(max(1, options.segmentSize)), into = Double(fileBytes - budget)
         guard into > 0 else { return 0 }
-        return UInt32(min(Int64(Self.maximumWriteDelayNanoseconds), Int64(Self.maximumWriteDelayNanoseconds) * into / max(1, half)))
+        let share = min(1, into / zone)
+        let delay = UInt32(Double(Self.maximumWriteDelayNanoseconds) * share * share)
+        return delay >= Self.minimumWriteDelayNanoseconds ? delay : 0
     }
 
-    /// The longest slow-down of one write: 100 µs.
-    static let maximumWriteDelayNanoseconds: UInt32 = 100_000
+    /// Shorter delays are not made: a sleep of any length takes about 50 µs on Linux (the
+    /// timer slack), so a write either waits 20 µs or more, or not at all.
+    static let minimumWriteDelayNanoseconds: UInt32 = 20_000
+
+    /// The longest slow-down of one write: 1 ms.
+    static let maximumWriteDelayNanoseconds: UInt32 = 1_000_000
 
     /// True when disk use is past the budget's headroom, `diskBudget + segmentSize`: the writer
     /// must compact before acknowledging more. Then one compaction output with its hint file
