@@ -29,24 +29,15 @@ extension DiskStore {
     /// The writers' back-pressure under the byte limit: a write that found disk use past
     /// `byteLimit − 1.5 × segmentSize` (``StoreState/isOverHardLimit``) returns once it is not. While the compaction thread is
     /// compacting, it waits for the thread's passes (polling every 200 µs) instead of for its
-    /// whole run; otherwise it runs one pass at a time itself, sealing the active segment when
-    /// only it holds garbage. Stops when a pass reclaims nothing even then (nothing more can
-    /// go) or the store closes.
+    /// whole run; otherwise it runs one pass at a time itself. Stops when a pass reclaims
+    /// nothing (nothing more can go) or the store closes.
     func relieveByteLimitPressure() throws(CaskError) {
-        var sealed = false
         while state.withLock({ !$0.isClosed && $0.isOverHardLimit }) {
             if compacting.load(ordering: .relaxed) {
                 usleep(200)
                 continue
             }
-            if try runCompaction(force: false, maximumPasses: 1).bytesReclaimed <= 0 {
-                // Nothing sealed to reclaim: the garbage is in the active segment, which no pass
-                // takes. Seal it (once), so that the next pass can; writers would otherwise go
-                // on past the hard limit until it filled.
-                guard !sealed else { return }
-                sealed = true
-                try sealActiveSegmentIfDead()
-            }
+            if try runCompaction(force: false, maximumPasses: 1).bytesReclaimed <= 0 { return }
         }
     }
 
