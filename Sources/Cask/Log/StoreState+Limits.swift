@@ -155,11 +155,12 @@ extension StoreState {
     /// How long a write waits before it returns while disk use is past the disk budget and
     /// under the hard limit (`diskBudget + segmentSize`): up to ``maximumWriteDelayNanoseconds``,
     /// growing with the square of how far into that segment of room it is (0 below
-    /// ``minimumWriteDelayNanoseconds``). Writers so slow down
-    /// just enough that compaction keeps up (RocksDB's delayed writes): a little past the budget
-    /// costs a few microseconds a write, and a writer reaches the hard limit, where it must wait
-    /// for a whole compaction pass (tens of milliseconds of copying and `fsync`s), only when
-    /// compaction cannot keep up even with writes a millisecond apart.
+    /// ``minimumWriteDelayNanoseconds``). Writers so slow down as compaction falls behind
+    /// (RocksDB's delayed writes): a little past the budget costs nothing, halfway in 250 µs a
+    /// write, and a writer reaches the hard limit, where it must wait for a whole compaction
+    /// pass (tens of milliseconds of copying and `fsync`s), only when compaction cannot keep up
+    /// even with writes a millisecond apart. (Under uniform random overwrites it often cannot:
+    /// Performance.md, "Hit ratio under a byte limit".)
     var writeDelayNanoseconds: UInt32 {
         guard let budget = diskBudget else { return 0 }
         let zone = Double(max(1, options.segmentSize)), into = Double(fileBytes - budget)
