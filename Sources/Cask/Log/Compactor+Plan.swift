@@ -32,7 +32,7 @@ extension Compactor {
         let awaiting = s.commits.isEmpty ? [] : s.commits.segments
         for (id, u) in s.usage where id != s.active.id && !awaiting.contains(id) {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
-            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes)) / Double(payload) : 1
+            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes - u.settledDeadBytes)) / Double(payload) : 1
             let isSmall = u.fileBytes < small
             // Sealed under a previous key, or before the store had an id (re-sealed), or with a
             // damaged header: rewritten whatever its garbage, first.
@@ -57,9 +57,9 @@ extension Compactor {
             live += c.live
         }
         guard !chosen.isEmpty else { return nil }
-        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes == u.fileBytes - Int64(Format.segmentHeaderSize),
+        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes + u.settledDeadBytes >= u.fileBytes - Int64(Format.segmentHeaderSize),
            !s.options.needsReseal(segment: chosen[0], keyID: u.keyID), !u.headerDamaged {
-            return nil   // one segment with nothing dead: rewriting it gains nothing
+            return nil   // one segment with nothing dead but what it must keep: rewriting it gains nothing
         }
         let chosenSet = Set(chosen)
         let staying = s.usage.filter { !chosenSet.contains($0.key) }

@@ -14,10 +14,12 @@ extension Compactor {
     /// keys whose entries still pointed at an input: they had no valid record to copy.
     func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
         if let output {
+            // The tombstones and removal records it keeps: dead, but no pass can drop them yet.
+            let settled = kept.reduce(Int64(0)) { $0 + ($1.isTombstone || $1.isRemoval ? Int64($1.size) : 0) }
             state.withSlice { s in
                 s.segmentSet.apply(.add(output.file, usage: SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
                                                                          minimumSequence: kept[0].sequence, isCompacted: true,
-                                                                         keyID: s.options.writtenKeyID),
+                                                                         keyID: s.options.writtenKeyID, settledDeadBytes: settled),
                                         hintBytes: output.hintBytes))
             }
             var residency = InputResidency(listing.inputs)

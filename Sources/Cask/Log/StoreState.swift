@@ -16,6 +16,10 @@ struct SegmentUsage: Sendable {
     /// Its header failed its checks at open (its records were scanned): compaction rewrites it
     /// first, whatever its garbage, so that a repair leaves no damaged header behind.
     var headerDamaged = false
+    /// Dead bytes the compaction that wrote this segment had to keep (tombstones and removal
+    /// records that still hide older records): rewriting them again reclaims nothing, so they
+    /// do not count as its garbage (Compactor+Plan.swift).
+    var settledDeadBytes: Int64 = 0
 }
 
 /// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
