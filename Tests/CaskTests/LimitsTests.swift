@@ -141,7 +141,7 @@ import Testing
         o.limits.byteLimit = 96 << 20
         #expect(o.segmentSize == 3 << 20, "the segment size follows from the limit")
         #expect(o.explicitSegmentSize == nil)
-        #expect(o.diskBudget == 120 << 20 && o.diskLimit == (120 << 20) + (9 << 20))
+        #expect(o.diskBudget == 120 << 20 && o.diskLimit == (120 << 20) + (12 << 20))
         let dir = TemporaryDirectory()
         let s = try DiskStore(directory: dir.path, options: o)
         try s.setValue(Data("v".utf8), forKey: "k")
@@ -158,11 +158,11 @@ import Testing
         o.limits.byteLimit = 96 << 20
         o.segmentSize = 64 << 20
         #expect(o.explicitSegmentSize == 64 << 20)
-        #expect(o.diskBudget == 128 << 20 && o.diskLimit == (128 << 20) + (192 << 20))
+        #expect(o.diskBudget == 128 << 20 && o.diskLimit == (128 << 20) + (256 << 20))
         // A limit of a few bytes is valid: the files then stay within a few segments.
         o.limits.byteLimit = 100
         o.segmentSize = 4096
-        #expect(o.diskBudget == 8192 && o.diskLimit == 8192 + 12288)
+        #expect(o.diskBudget == 8192 && o.diskLimit == 8192 + 16384)
         _ = try DiskStore(directory: TemporaryDirectory().path, options: o)
         o.limits.byteLimit = 0
         #expect(throws: CaskError.self) { try DiskStore(directory: TemporaryDirectory().path, options: o) }

@@ -47,7 +47,7 @@ import CaskTesting
         for i in 0..<50 { #expect(try store.value(forKey: "k\(i)") == Data("v\(i)".utf8)) }
         #expect(!FileManager.default.fileExists(atPath: prepared))
         // Sequence numbers stay above the removed segment's minimumSequence.
-        #expect(store.state.withLock { $0.nextSequence } >= 1_000_000)
+        #expect(store.state.withLock { $0.numbers.nextSequence } >= 1_000_000)
     }
 
     /// Many background rollovers (1 MiB segments, values written while each sealed segment's

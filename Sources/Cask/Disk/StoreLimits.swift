@@ -9,8 +9,8 @@
 ///   write rate: when compaction falls behind, writers are slowed, and the cache never shrinks
 ///   to make room. The files hold that data and the garbage compaction has not reclaimed yet:
 ///   the store manages them toward ``StoreOptions/diskBudget`` (`byteLimit / liveRatio`) and
-///   never lets them pass ``StoreOptions/diskLimit`` (the budget plus 3 segments; with the
-///   defaults 1.34 × `byteLimit`). A write that finds the files past the budget plus a
+///   never lets them pass ``StoreOptions/diskLimit`` (the budget plus 4 segments; with the
+///   defaults 1.375 × `byteLimit`). A write that finds the files past the budget plus a
 ///   segment returns only once they are not: it waits for the compaction thread's passes, or
 ///   runs passes itself when the thread is not compacting. An item bigger than the limit is
 ///   refused.

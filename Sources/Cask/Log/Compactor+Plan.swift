@@ -30,9 +30,11 @@ extension Compactor {
         let small = Int64(s.options.segmentSize / 4)
         var candidates: [(id: UInt32, garbage: Double, live: Int64)] = []
         let awaiting = s.commits.isEmpty ? [] : s.commits.segments
+        let lowest = LowestSequences(s)
         for (id, u) in s.usage where id != s.active.id && !awaiting.contains(id) {
             let payload = u.fileBytes - Int64(Format.segmentHeaderSize)
-            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes - u.settledDeadBytes)) / Double(payload) : 1
+            let settled = lowest.excluding(id) <= u.settledUntil ? u.settledDeadBytes : 0
+            let garbage = payload > 0 ? Double(max(0, payload - u.liveBytes - settled)) / Double(payload) : 1
             let isSmall = u.fileBytes < small
             // Sealed under a previous key, or before the store had an id (re-sealed), or with a
             // damaged header: rewritten whatever its garbage, first.
@@ -57,7 +59,8 @@ extension Compactor {
             live += c.live
         }
         guard !chosen.isEmpty else { return nil }
-        if chosen.count == 1, let u = s.usage[chosen[0]], u.liveBytes + u.settledDeadBytes >= u.fileBytes - Int64(Format.segmentHeaderSize),
+        if chosen.count == 1, let u = s.usage[chosen[0]],
+           u.liveBytes + (lowest.excluding(chosen[0]) <= u.settledUntil ? u.settledDeadBytes : 0) >= u.fileBytes - Int64(Format.segmentHeaderSize),
            !s.options.needsReseal(segment: chosen[0], keyID: u.keyID), !u.headerDamaged {
             return nil   // one segment with nothing dead but what it must keep: rewriting it gains nothing
         }
@@ -98,4 +101,31 @@ extension StoreState {
         let floor = u.liveBytes == 0 ? min(Int64(options.segmentSize / 16), 4096) : min(Int64(options.segmentSize / 16), 1 << 20)
         return garbage >= floor
     }
+}
+
+/// The lowest `minimumSequence` over the store's segments and its lingering inputs, and the
+/// second lowest, so that the lowest over every segment but one is O(1): whether a segment's
+/// settled tombstones may go yet (``SegmentUsage/settledUntil``).
+private struct LowestSequences {
+    private var lowest: (id: UInt32?, sequence: UInt64) = (nil, .max)
+    private var second: UInt64 = .max
+
+    init(_ s: StoreState) {
+        second = s.lingeringMinimumSequence
+        for (id, u) in s.usage {
+            if u.minimumSequence < lowest.sequence {
+                second = min(second, lowest.sequence)
+                lowest = (id, u.minimumSequence)
+            } else {
+                second = min(second, u.minimumSequence)
+            }
+        }
+        if s.lingeringMinimumSequence < lowest.sequence {
+            second = min(second, lowest.sequence)
+            lowest = (nil, s.lingeringMinimumSequence)
+        }
+    }
+
+    /// The lowest over every segment but `id`, and the lingering inputs.
+    func excluding(_ id: UInt32) -> UInt64 { lowest.id == id ? second : lowest.sequence }
 }

@@ -14,12 +14,10 @@ extension Compactor {
     /// keys whose entries still pointed at an input: they had no valid record to copy.
     func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
         if let output {
-            // The tombstones and removal records it keeps: dead, but no pass can drop them yet.
-            let settled = kept.reduce(Int64(0)) { $0 + ($1.isTombstone || $1.isRemoval ? Int64($1.size) : 0) }
             state.withSlice { s in
                 s.segmentSet.apply(.add(output.file, usage: SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
                                                                          minimumSequence: kept[0].sequence, isCompacted: true,
-                                                                         keyID: s.options.writtenKeyID, settledDeadBytes: settled),
+                                                                         keyID: s.options.writtenKeyID),
                                         hintBytes: output.hintBytes))
             }
             var residency = InputResidency(listing.inputs)
@@ -37,6 +35,12 @@ extension Compactor {
             let orphans = left == 0 ? [] : Self.keysStill(in: plan.ids, of: s)
             for key in orphans { key.withUnsafeBytes { s.drop($0) } }
             Self.forgetInputs(plan.ids, in: &s)
+            // The tombstones and removal records the output keeps: dead, but no pass can drop
+            // them while the segments that stay reach as low (Compactor+Plan.swift).
+            if let output {
+                let settled = kept.reduce(Int64(0)) { $0 + ($1.isTombstone || $1.isRemoval ? Int64($1.size) : 0) }
+                s.segmentSet.apply(.settle(output.file.id, bytes: settled, until: plan.remainingMinimumSequence))
+            }
             s.stats.compactions += 1
             s.stats.compactionBytesRead += report.bytesRead
             s.stats.compactionBytesWritten += report.bytesWritten

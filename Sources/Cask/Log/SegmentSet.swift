@@ -26,6 +26,10 @@ struct SegmentSet: Sendable {
         case add(SegmentFile, usage: SegmentUsage, hintBytes: Int64?)
         /// Compaction switched out these inputs: forgotten, their bytes counted until unlinked.
         case retire([UInt32])
+        /// The compaction output `id` keeps `bytes` of tombstones and removal records it could
+        /// not drop while older segments reached down to sequence `until`
+        /// (``SegmentUsage/settledDeadBytes``).
+        case settle(UInt32, bytes: Int64, until: UInt64)
         /// The retired segment `id` was unlinked (or given up): no longer counted.
         case unlinked(UInt32)
         /// Records as old as this sequence number may come back after a crash (a failed delete).
@@ -49,6 +53,9 @@ struct SegmentSet: Sendable {
                 usage[id] = nil
                 hintBytes[id] = nil
             }
+        case let .settle(id, bytes, until):
+            usage[id]?.settledDeadBytes = bytes
+            usage[id]?.settledUntil = until
         case .unlinked(let id):
             bytesAwaitingDeletion[id] = nil
         case .lingering(let sequence):

@@ -17,9 +17,13 @@ struct SegmentUsage: Sendable {
     /// first, whatever its garbage, so that a repair leaves no damaged header behind.
     var headerDamaged = false
     /// Dead bytes the compaction that wrote this segment had to keep (tombstones and removal
-    /// records that still hide older records): rewriting them again reclaims nothing, so they
-    /// do not count as its garbage (Compactor+Plan.swift).
+    /// records that still hide older records): while the other segments still reach down to
+    /// ``settledUntil``, rewriting them reclaims nothing, so they do not count as its garbage
+    /// (Compactor+Plan.swift, SegmentSet.Edit.settle).
     var settledDeadBytes: Int64 = 0
+    /// The lowest `minimumSequence` of the other segments (and of lingering inputs) when
+    /// ``settledDeadBytes`` was set: once they all lie above it, the kept records may go.
+    var settledUntil: UInt64 = 0
 }
 
 /// Where the live pin record of a key lies (format-spec.md, "Record": kind 3). Only the latest
