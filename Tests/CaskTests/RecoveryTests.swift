@@ -201,6 +201,25 @@ import CaskFormat
 }
 
 @Suite struct LockingTests {
+    /// An instance its user drops is closed by the last reference to go, which can be a
+    /// background thread's for the length of one call: reopening at once waited only 60 ms and
+    /// failed as "already open in this process" (a CI run found it). Here another thread holds
+    /// the dropped instance for 300 ms.
+    @Test func aStoreDroppedWhileAnotherThreadStillHoldsItCanBeOpenedAgainAtOnce() throws {
+        let dir = TemporaryDirectory()
+        let held = Locked<DiskStore?>(try DiskStore(directory: dir.path, options: options()))
+        try held.withLock { try $0?.setValue(Data("1".utf8), forKey: "a") }
+        let holder = Thread {
+            let store = held.withLock { s -> DiskStore? in defer { s = nil }; return s }
+            usleep(300_000)
+            _ = store?.count
+        }
+        holder.start()
+        while held.withLock({ $0 != nil }) { usleep(1000) }
+        let again = try DiskStore(directory: dir.path, options: options())
+        #expect(try again.value(forKey: "a") == Data("1".utf8))
+    }
+
     @Test func aSecondOpenInTheSameProcessFailsCleanly() throws {
         let dir = TemporaryDirectory()
         let first = try DiskStore(directory: dir.path, options: options())

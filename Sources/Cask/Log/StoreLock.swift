@@ -12,7 +12,8 @@ import CaskFormat
 /// The store directory's `LOCK` file, held with `flock(2)` for as long as the store is open.
 ///
 /// The kernel drops the lock when the process dies, so a crashed owner never blocks the next open.
-/// A held lock is retried for about 60 ms before the open fails (see `acquire`).
+/// A held lock is retried for about 60 ms before the open fails, 2 s when it names this process
+/// (see `waitForLock`).
 /// The file holds the owner's pid (so that the error can name it) and the deletion generation
 /// that read-only opens check (format-spec.md, "Lock file" and "Readers"): odd while the writer
 /// is deleting segments, so that no reader builds its view from a directory listed halfway.
@@ -22,20 +23,12 @@ final class StoreLock: Sendable {
     private let content: CaskFileHandle
     let fileSystem: any CaskFileSystem
     private let released = Atomic<Bool>(false)
-    /// The store directory, as this process opened it.
-    private let directory: String
-    /// Directories whose lock this process holds. A lock held elsewhere that names this
-    /// process's pid, of a directory not in here, is one a child forked by another thread still
-    /// holds until its exec closes the descriptor: waited for, not reported as a second open.
-    private static let held = Locked<Set<String>>([])
     private let generation = Atomic<UInt64>(0)
 
-    private init(handle: CaskFileHandle, content: CaskFileHandle, fileSystem: any CaskFileSystem, directory: String) {
+    private init(handle: CaskFileHandle, content: CaskFileHandle, fileSystem: any CaskFileSystem) {
         self.handle = handle
         self.content = content
         self.fileSystem = fileSystem
-        self.directory = directory
-        Self.held.withLock { _ = $0.insert(directory) }
     }
 
     /// Whether a process `pid` exists (the pid `LOCK` names is the last writer's: when another
@@ -44,21 +37,22 @@ final class StoreLock: Sendable {
         pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
     }
 
-    /// Takes the lock of `handle`, or returns who holds it (nil when it cannot be told). A lock
-    /// just released can still be held for a moment by a child process forked by another
-    /// thread (its copy of the descriptor lives until the child's exec closes it): retried for
-    /// about 60 ms, and for up to 2 s while the file names this process and this process holds
-    /// no lock of the directory (a loaded machine can take that long to exec).
-    private static func waitForLock(_ handle: CaskFileHandle, of directory: String, fs: any CaskFileSystem) throws(CaskError) -> Int32?? {
+    /// Takes the lock of `handle`, or returns who holds it (nil when it cannot be told). Retried
+    /// for about 60 ms, and for up to 2 s while the file names this process, for two holders
+    /// that let go by themselves: a child process forked by another thread (its copy of the
+    /// descriptor lives until the child's exec closes it; a loaded machine can take that long
+    /// to exec), and an instance its user has just dropped whose background thread is still
+    /// inside a call (the last reference goes, and the lock with it, when that call returns).
+    private static func waitForLock(_ handle: CaskFileHandle, fs: any CaskFileSystem) throws(CaskError) -> Int32?? {
         var waited: UInt32 = 0
-        var owner: Int32?, forkWindow = false
+        var owner: Int32?, ours = false
         for attempt in 0... {
             if try fs.tryLock(handle) { return nil }
             if attempt == 6 {   // the owner matters only once the short retries are spent: read it once
                 owner = recordedOwner(handle, fs: fs)
-                forkWindow = owner == getpid() && !held.withLock { $0.contains(directory) }
+                ours = owner == getpid()
             }
-            guard attempt < 6 || (forkWindow && waited < 2_000_000) else { return .some(owner.flatMap { isRunning($0) ? $0 : nil }) }
+            guard attempt < 6 || (ours && waited < 2_000_000) else { return .some(owner.flatMap { isRunning($0) ? $0 : nil }) }
             let pause = attempt < 6 ? UInt32(1000) << UInt32(attempt) : 10_000
             usleep(pause)
             waited += pause
@@ -78,7 +72,7 @@ final class StoreLock: Sendable {
         let path = FileNames.join(directory, FileNames.lock)
         let handle = try fs.open(path, mode: .appendOrCreate)
         let owner: Int32??
-        do throws(CaskError) { owner = try waitForLock(handle, of: directory, fs: fs) } catch { fs.close(handle); throw error }
+        do throws(CaskError) { owner = try waitForLock(handle, fs: fs) } catch { fs.close(handle); throw error }
         if let owner {
             fs.close(handle)
             throw .storeLocked(path: directory, ownerPID: owner)
@@ -116,7 +110,7 @@ final class StoreLock: Sendable {
             fs.close(handle)
             throw error
         }
-        let lock = StoreLock(handle: handle, content: content, fileSystem: fs, directory: directory)
+        let lock = StoreLock(handle: handle, content: content, fileSystem: fs)
         lock.generation.store(first, ordering: .relaxed)
         return lock
     }
@@ -153,7 +147,6 @@ final class StoreLock: Sendable {
         if !released.exchange(true, ordering: .acquiringAndReleasing) {
             fileSystem.close(content)
             fileSystem.close(handle)
-            Self.held.withLock { _ = $0.remove(directory) }
         }
     }
 
