@@ -179,7 +179,7 @@ import Testing
         // One pass over the tombstone's segment only: the value's segment stays.
         let plan = store.state.withLock { s -> Compactor.Plan in
             let remaining = s.usage.filter { $0.key != tombstoneSegment }.map(\.value.minimumSequence).min() ?? .max
-            let id = s.numbers.takeSegmentID()
+            let id = s.tail.takeSegmentID()
             return Compactor.Plan(ids: [tombstoneSegment], remainingMinimumSequence: remaining, remainingMinimumSequenceWithDeadBytes: remaining, outputID: id)
         }
         let report = try Compactor(state: store.state, directory: dir.path, options: store.options).run(plan)

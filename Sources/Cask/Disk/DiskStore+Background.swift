@@ -68,7 +68,7 @@ extension DiskStore {
             guard !s.isClosed else { return (false, false, false, nil, nil, false) }
             // The hint writer syncs a sealed segment (``writeHints(_:)``): once it has, the gate
             // opens here, and what waited behind it is written below.
-            if let gate = s.writer.predecessor, gate.isDurable { s.writer.predecessor = nil }
+            s.tail.openGateIfDurable()
             // The buffer is handed off and written outside the lock. While the buffer writer is
             // writing an earlier handoff, nothing waits for it under the lock: the deadline
             // flush comes again. After a failed write, the flush here cuts it off and retries.
@@ -76,7 +76,7 @@ extension DiskStore {
             if s.writer.isGated {
                 // Nothing of the active segment is written before the sealed one is durable:
                 // the flush thread opens the gate (``sealInBackground()``).
-            } else if let h = s.writer.claimHandoff() {
+            } else if let h = s.tail.claimHandoff() {
                 claimed = ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs)
             } else if s.writer.handoff == nil || s.writer.needsTruncate {
                 do throws(CaskError) { try s.flush() } catch {
@@ -84,7 +84,7 @@ extension DiskStore {
                     options.logger.warning("background flush failed: \(error)")
                 }
             }
-            return (true, s.activeIsWorthSealing, s.work.rolloverRequested, claimed, s.writer.takeWritebackDue(), s.wantsPreparedSegment)
+            return (true, s.activeIsWorthSealing, s.work.rolloverRequested, claimed, s.tail.takeWritebackDue(), s.wantsPreparedSegment)
         }
         requestWriteback(due)
         if let claimed { writeOutsideLock(claimed) }
@@ -111,8 +111,8 @@ extension DiskStore {
     func writeHandedOffBuffer() -> Bool {
         let claimed = state.withLock { s -> (open: Bool, write: ClaimedWrite?, due: (file: SegmentFile, range: Range<Int64>)?) in
             guard !s.isClosed else { return (false, nil, nil) }
-            let due = s.writer.takeWritebackDue()
-            guard s.writer.hasPendingHandoff, let h = s.writer.claimHandoff() else { return (true, nil, due) }
+            let due = s.tail.takeWritebackDue()
+            guard s.writer.hasPendingHandoff, let h = s.tail.claimHandoff() else { return (true, nil, due) }
             return (true, ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs), due)
         }
         requestWriteback(claimed.due)
@@ -125,12 +125,12 @@ extension DiskStore {
     private func writeOutsideLock(_ w: ClaimedWrite) {
         w.handoff.write(to: w.handle, fs: w.fs)
         let due = state.withLock { s in
-            s.writer.finishHandoff(w.handoff)
+            s.tail.finishHandoff(w.handoff)
             if let error = w.handoff.error {
                 s.stats.backgroundFailures += 1
                 options.logger.warning("background write failed: \(error)")
             }
-            return s.writer.takeWritebackDue()
+            return s.tail.takeWritebackDue()
         }
         requestWriteback(due)
     }
@@ -181,7 +181,7 @@ extension DiskStore {
     /// buffer writer thread is writing a handoff already, or the gate is shut).
     private func writeBufferOutsideLock() {
         let claimed = state.withLock { s in
-            s.writer.claimHandoff().map { ClaimedWrite(handoff: $0, handle: s.writer.file.handle, fs: s.writer.fs) }
+            s.tail.claimHandoff().map { ClaimedWrite(handoff: $0, handle: s.writer.file.handle, fs: s.writer.fs) }
         }
         if let claimed { writeOutsideLock(claimed) }
     }

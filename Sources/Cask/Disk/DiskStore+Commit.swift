@@ -48,7 +48,7 @@ extension DiskStore {
                         s.installDurable(now: now)
                     }
                 } else {
-                    if s.writer.id == id { s.writer.markSynced(through: target) }
+                    if s.writer.id == id { s.tail.markSynced(through: target) }
                     s.installDurable(now: now)
                 }
                 return s.takeDeferred()

@@ -39,11 +39,11 @@ extension DiskStore {
                 guard !s.isClosed else { throw .closed }
                 // Durable before its walk in every mode (format-spec.md, "Removal by prefix").
                 let (record, ticket) = try s.write(.removal(p), now: now, durable: true)
-                s.sweeping[record.sequence] = bytes
+                s.work.beginSweep(record.sequence, of: bytes)
                 return (ticket!, record.sequence)
             }
         }
-        defer { state.withLock { _ = $0.sweeping.removeValue(forKey: sequence) } }
+        defer { state.withLock { $0.work.endSweep(sequence) } }
         // Every record written before it is durable and in the index once this returns.
         try commit(ticket)
         return removeFromIndex(prefix: bytes, olderThan: sequence, now: now)

@@ -37,7 +37,7 @@ extension DiskStore {
                 guard !s.isClosed else { throw .closed }
                 // Durable before its walk in every mode (format-spec.md, "Removal by tag").
                 let (record, ticket) = try s.write(.removal(t, tag: true), now: now, durable: true)
-                s.sweeping[record.sequence] = bytes
+                s.work.beginSweep(record.sequence, of: bytes)
                 return (ticket!, record.sequence)
             }
         }
@@ -45,7 +45,7 @@ extension DiskStore {
             // Every record written before it is durable and in the index once this returns.
             try commit(ticket)
         } catch {
-            state.withLock { _ = $0.sweeping.removeValue(forKey: sequence) }
+            state.withLock { $0.work.endSweep(sequence) }
             throw error
         }
         var removals = TagRemovals()
@@ -96,7 +96,7 @@ extension DiskStore {
         }
         let removed = removeCovered(covered, now: now, reportsEvents: reportsEvents)
         if let failure { throw failure }
-        state.withLock { s in for r in removals.removals { s.sweeping.removeValue(forKey: r.sequence) } }
+        state.withLock { s in for r in removals.removals { s.work.endSweep(r.sequence) } }
         return removed
     }
 
@@ -142,7 +142,7 @@ extension DiskStore {
     /// Applies the tag removals the open found (recovery step 4: format-spec.md), as the open
     /// ends. A failed read fails the open (nothing on disk changed).
     func applyTagRemovalsFoundAtOpen() throws(CaskError) {
-        let found = state.withLock { s in defer { s.tagRemovalsAtOpen = TagRemovals() }; return s.tagRemovalsAtOpen }
+        let found = state.withLock { $0.work.takeTagRemovalsFoundAtOpen() }
         guard !found.isEmpty else { return }
         let removed = try removeTaggedEntries(found, now: options.clock.now, reportsEvents: false)
         state.withLock { $0.stats.keysRemovedByTagAtOpen = removed }

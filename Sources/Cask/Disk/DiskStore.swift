@@ -296,7 +296,7 @@ public final class DiskStore: Sendable {
     public func close() throws(CaskError) {
         if options.isReadOnly {
             state.withLock { s in
-                s.isClosed = true
+                s.tail.close()
                 s.keys.removeAll()
                 s.segmentSet.apply(.close)
             }
@@ -323,7 +323,7 @@ public final class DiskStore: Sendable {
             }
             // The snapshot stands for the active segment's hint; without it, the hint is written.
             if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
-            s.isClosed = true
+            s.tail.close()
             s.keys.removeAll()
             s.segmentSet.apply(.close)
         } }

@@ -69,7 +69,7 @@ extension Compactor {
         let remaining = min(s.lingeringMinimumSequence, staying.map(\.value.minimumSequence).min() ?? .max)
         let withDeadBytes = staying.filter { $0.value.fileBytes - Int64(Format.segmentHeaderSize) > $0.value.liveBytes }
         let remainingWithDead = min(s.lingeringMinimumSequence, withDeadBytes.map(\.value.minimumSequence).min() ?? .max)
-        let outputID = s.numbers.takeSegmentID()
+        let outputID = s.tail.takeSegmentID()
         // The order the inputs are read in and deleted in: oldest records first (see
         // Compactor+DeletionOrder), so that tombstones can go with the records they hide.
         let ordered = chosen.sorted { (s.usage[$0]?.minimumSequence ?? 0, $0) < (s.usage[$1]?.minimumSequence ?? 0, $1) }

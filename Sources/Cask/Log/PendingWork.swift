@@ -23,7 +23,32 @@ struct PendingWork: Sendable {
     /// When compaction last swept for expired items (ms since 1970).
     private(set) var lastExpirySweep: Int64 = 0
 
+    /// Removal records whose walk of the index is under way (DiskStore+Removal.swift,
+    /// DiskStore+TagRemoval.swift): their sequence and prefix or tag. Compaction keeps them,
+    /// and close writes no index snapshot while any is.
+    private(set) var sweeping: [UInt64: [UInt8]] = [:]
+    /// Tag removals an open found, applied as the open ends (DiskStore+TagRemoval.swift).
+    private(set) var tagRemovalsAtOpen = TagRemovals()
+
     mutating func queue(_ hint: PendingHint) { hints.append(hint) }
+
+    /// A removal record's walk of the index starts (`bytes`: its prefix or tag).
+    mutating func beginSweep(_ sequence: UInt64, of bytes: [UInt8]) { sweeping[sequence] = bytes }
+
+    /// A removal record's walk ended.
+    mutating func endSweep(_ sequence: UInt64) { sweeping.removeValue(forKey: sequence) }
+
+    /// Keeps the tag removals an open found; their walks count as under way until applied.
+    mutating func adoptTagRemovalsFoundAtOpen(_ found: TagRemovals) {
+        tagRemovalsAtOpen = found
+        for r in found.removals { sweeping[r.sequence] = r.tag }
+    }
+
+    /// The tag removals an open found, handed over (once).
+    mutating func takeTagRemovalsFoundAtOpen() -> TagRemovals {
+        defer { tagRemovalsAtOpen = TagRemovals() }
+        return tagRemovalsAtOpen
+    }
     mutating func queue(_ event: StoreEvent) { events.append(event) }
 
     /// The queued hints, handed over (close, the background writer).

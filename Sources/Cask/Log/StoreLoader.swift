@@ -286,8 +286,7 @@ struct StoreLoader {
     /// they are noted as walking, so that compaction keeps their records and no index
     /// snapshot is written.
     func noteTagRemovals(in state: inout StoreState) {
-        state.tagRemovalsAtOpen = removals.tags
-        for r in removals.tags.removals { state.sweeping[r.sequence] = r.tag }
+        state.work.adoptTagRemovalsFoundAtOpen(removals.tags)
     }
 
     /// Steps 4 and 7, the salvage rule: a damaged range might have held a newer record (or a delete) of

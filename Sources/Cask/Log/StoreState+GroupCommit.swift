@@ -34,7 +34,7 @@ extension StoreState {
         guard !commits.isEmpty else { return }
         commits.failAll(error)
         if writer.size > writer.syncedSize { undo(to: writer.syncedSize) }
-        writer.needsRollover = true
+        tail.requireRollover()
     }
 
     /// `removeAll` cleared the store durably: the writes still waiting were ordered before it,

@@ -17,7 +17,7 @@ extension StoreState {
         index.forEach { _, e in if outside == nil && segments[e.segment] == nil { outside = e } }
         if let outside { return "an index entry points into segment \(outside.segment), which is not open" }
         if segments[writer.id] == nil { return "the active segment \(writer.id) is not among the open segments" }
-        if let problem = numbers.invariantViolation() { return "log numbers: \(problem)" }
+        if let problem = tail.invariantViolation() { return "log tail: \(problem)" }
         return nil
     }
 }

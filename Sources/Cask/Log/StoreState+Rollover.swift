@@ -1,14 +1,5 @@
 import CaskFormat
 
-/// The next log segment, created and made durable (with its directory entry) outside the lock
-/// before the rollover that makes it active (format-spec.md, "Rollover").
-struct PreparedSegment: Sendable {
-    let file: SegmentFile
-    let header: SegmentHeader
-    /// The active segment it was prepared to follow.
-    let follows: UInt32
-}
-
 /// Sealing the active segment and starting the next (format-spec.md, "Rollover").
 extension StoreState {
     /// Segments of at least this many bytes are sealed in the background (format-spec.md,
@@ -37,7 +28,7 @@ extension StoreState {
     mutating func rollover() throws(CaskError) {
         try syncActive()
         CrashPoint.rolloverBeforeNewSegment.reach()
-        let sealed = writer
+        let sealed = tail.writer
         try startSegment(flags: 0)
         queueSealed(sealed, syncedBy: nil)
     }
@@ -50,31 +41,14 @@ extension StoreState {
     /// for a sync (the group commit syncs the active segment, not the sealed one): then
     /// ``rollover()``.
     mutating func rolloverBehindGate() throws(CaskError) -> PredecessorSync? {
-        guard let next = usablePrepared, commits.isEmpty, !writer.needsRollover else { return nil }
-        try writer.flush()
-        let sealed = writer
-        let gate = PredecessorSync(file: sealed.file)
-        activate(next)
-        writer.predecessor = gate
+        guard let next = tail.usablePrepared, commits.isEmpty, !writer.needsRollover else { return nil }
+        try tail.flush()
+        let gate = PredecessorSync(file: writer.file)
+        let sealed = tail.activate(next, bufferCapacity: options.writeBufferSize, behind: gate)
         stats.rolloversBehindGate += 1
         addSegment(next.file, size: writer.size, minimumSequence: next.header.minimumSequence)
         queueSealed(sealed, syncedBy: gate)
         return gate
-    }
-
-    /// The prepared segment, when it may follow the active one: prepared behind it, and above
-    /// every sequence number it took (always, by the reservation's bound).
-    private var usablePrepared: PreparedSegment? {
-        guard let next = prepared, next.follows == writer.id, numbers.nextSequence <= next.header.minimumSequence else { return nil }
-        return next
-    }
-
-    /// Makes the prepared segment `next` the active one (its records start at its
-    /// `minimumSequence`). The caller adds it to the segments.
-    private mutating func activate(_ next: PreparedSegment) {
-        prepared = nil
-        numbers.advance(to: next.header.minimumSequence)
-        writer = SegmentWriter(file: next.file, size: Int64(Format.segmentHeaderSize), bufferCapacity: options.writeBufferSize, writesBehind: true)
     }
 
     /// After the active segment was replaced: queues its hint (written once the segment is
@@ -87,58 +61,36 @@ extension StoreState {
     }
 
     /// Creates the next log segment (with `flags`, format-spec.md "Segment header"), or takes
-    /// the prepared one, and makes it the active one. The previous writer's unsynced bytes are
-    /// the caller's concern. Starts at ``reservedMinimumSequence`` or above, so that a segment
-    /// prepared for an earlier writer never claims a sequence number this one holds.
+    /// the prepared one, makes it the active one and adds it to the segments
+    /// (``LogTail/startSegment(flags:options:)``). The previous writer's unsynced bytes are the
+    /// caller's concern.
     mutating func startSegment(flags: UInt8) throws(CaskError) {
-        writer.handoff?.waitForWrite()   // the flush thread may be writing to the old file
-        numbers.advance(to: numbers.reservedMinimumSequence)
-        if flags == 0, let next = usablePrepared {
-            activate(next)
-        } else {
-            try discardPrepared()
-            let header = SegmentHeader(id: UInt64(numbers.nextSegmentID), kind: .log, flags: flags, minimumSequence: numbers.nextSequence,
-                                       sequenceLimit: 0, keyID: options.writtenKeyID)
-            writer = try SegmentWriter.start(header, in: directory, options: options)
-            _ = numbers.takeSegmentID()
-        }
+        try tail.startSegment(flags: flags, options: options)
         addSegment(writer.file, size: writer.size, minimumSequence: numbers.nextSequence)
     }
 
     // MARK: Preparing the next segment
 
-    /// The header of the next log segment, reserved for creation outside the lock: the next
-    /// id, and a `minimumSequence` above every sequence number the active segment can still
-    /// take (one per `recordHeaderSize + 1` bytes up to ``inlineRolloverSize``, plus the one
-    /// record that may cross it). Nil when a segment is already prepared.
+    /// The header of the next log segment, reserved for creation outside the lock
+    /// (``LogTail/reserveNextSegment(room:keyID:)``, with the room left up to
+    /// ``inlineRolloverSize``). Nil when a segment is already prepared.
     mutating func reserveNextSegment() -> SegmentHeader? {
-        guard prepared == nil, !isClosed else { return nil }
-        let room = max(0, inlineRolloverSize - writer.size)
-        let reserved = numbers.reserve(below: numbers.nextSequence + UInt64(room / Int64(Format.recordHeaderSize + 1)) + 2)
-        return SegmentHeader(id: UInt64(numbers.takeSegmentID()), kind: .log, flags: 0, minimumSequence: reserved,
-                             sequenceLimit: 0, keyID: options.writtenKeyID)
+        tail.reserveNextSegment(room: inlineRolloverSize - writer.size, keyID: options.writtenKeyID)
     }
 
     /// Whether the flush thread should prepare the next segment now: segments of 1 MiB or more
     /// (sealed in the background), none prepared, and the active one at least half full (a
     /// store that writes little never pays for a segment it would not use).
     var wantsPreparedSegment: Bool {
-        prepared == nil && options.segmentSize >= Self.backgroundRolloverMinimum && writer.size >= Int64(options.segmentSize / 2)
+        tail.preparedSegment == nil && options.segmentSize >= Self.backgroundRolloverMinimum && writer.size >= Int64(options.segmentSize / 2)
     }
 
-    /// Keeps a segment created for `header` as the next one, when the active segment is still
-    /// the one it was reserved behind (`follows`). False when it is not: the caller removes it.
+    /// Keeps a segment created for `header` as the next one (``LogTail/adoptPrepared(_:header:follows:)``).
     mutating func adoptPrepared(_ file: SegmentFile, header: SegmentHeader, follows: UInt32) -> Bool {
-        guard !isClosed, prepared == nil, writer.id == follows, numbers.nextSequence <= header.minimumSequence else { return false }
-        prepared = PreparedSegment(file: file, header: header, follows: follows)
-        return true
+        tail.adoptPrepared(file, header: header, follows: follows)
     }
 
     /// Removes a prepared segment that will not be used (close, `removeAll`, or a rollover
-    /// that came first). It holds only its header: an open removes such a segment too.
-    mutating func discardPrepared() throws(CaskError) {
-        guard let next = prepared else { return }
-        prepared = nil
-        try fs.remove(next.file.path)   // its descriptor closes with the last reference
-    }
+    /// that came first).
+    mutating func discardPrepared() throws(CaskError) { try tail.discardPrepared(fs: fs) }
 }

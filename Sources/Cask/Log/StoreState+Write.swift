@@ -108,30 +108,9 @@ extension StoreState {
             // sealed one outside the lock); else with the sync here.
             if try rolloverBehindGate() == nil { try rollover() }
         }
-        // A record past the last sequence number would be read back as damage (format-spec.md,
-        // "Sequence numbers"): refuse it, unwritten, instead.
-        guard Format.isPlausibleSequence(numbers.nextSequence) else {
-            throw .corruption(file: directory, offset: 0, reason: "the last sequence number (\(Format.maximumSequence)) was issued; \(StoreLoader.noSequenceLeft)")
-        }
-        // Values and pin records are sealed (a pin's plaintext is empty: its seal authenticates it).
-        let sealed = (kind == .value || kind == .pin) && sealer != nil
-        let header = RecordHeader(
-            sequence: numbers.nextSequence, writeTime: now, expiry: expiry, kind: kind,
-            flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
-            storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
-        // The seal's 32 bytes must fit the format's limit too (maximumValueSize may be 1 GiB).
-        guard header.storedLength <= Format.maximumValueLength else {
-            throw .valueTooLarge(size: originalLength, maximum: Format.maximumValueLength - Format.Seal.overhead)
-        }
-        let offset = sealed ? try writer.append(header, key: key, sealing: stored, with: &sealer!)
-                            : try writer.append(header, key: key, value: stored)
-        let size = Int64(header.encodedSize)
-        let entry = IndexEntry(
-            segment: writer.id, offset: UInt32(offset), storedLength: UInt32(header.storedLength),
-            sequence: numbers.nextSequence, expiry: kind == .tombstone ? 0 : expiry,
-            accessTime: now, flags: kind == .tombstone ? IndexEntry.tombstoneFlag : flags, keyLength: UInt16(key.count))
+        let (entry, size) = try tail.append(kind: kind, key: key, stored: stored, originalLength: originalLength,
+                                            flags: flags, expiry: expiry, now: now)
         segmentSet.grow(writer.id, by: size)
-        numbers.takeSequence()
         stats.writes += 1
         stats.bytesWritten += Int(size)
         if !work.rolloverRequested && writer.size >= backgroundRolloverSize { work.requestRollover() }

@@ -47,36 +47,34 @@ struct PinRecordLocation: Sendable, Equatable {
 /// Invariants: every index entry points at a segment in `segments`; the writer's segment is one
 /// of them.
 struct StoreState: Sendable {
-    let directory: String
-    /// Where its file I/O goes (``StoreOptions/fileSystem``).
-    var fs: any CaskFileSystem { options.fileSystem }
     let options: StoreOptions
-
     /// Each key's current record and the live pin records (KeyDirectory.swift).
     var keys = KeyDirectory()
     /// The open segments and their accounting (SegmentSet.swift).
     var segmentSet = SegmentSet()
-    /// Appends to the active segment.
-    var writer: SegmentWriter
-    /// Seals the values this open writes (encryption on), under the lock like the writer.
-    var sealer: RecordSealer?
-    /// The next sequence number and segment id, and the reservation (LogNumbers.swift).
-    var numbers: LogNumbers
+    /// The active segment's writer and sealer, the log's numbering, the prepared segment
+    /// (LogTail.swift).
+    var tail: LogTail
     var stats = StoreStatistics()
     /// Durable writes appended but not yet synced (StoreState+GroupCommit.swift).
     var commits = CommitQueue()
     /// Work left for after the lock and for the background threads (PendingWork.swift).
     var work = PendingWork()
-    var isClosed = false
     /// Eviction's candidates between writes (LimitController.swift).
     var limiter: LimitController
-    /// The next log segment, created ahead of its rollover outside the lock (StoreState+Rollover.swift).
-    var prepared: PreparedSegment?
-    /// Removal records whose walk of the index is under way (DiskStore+Removal.swift): their
-    /// sequence and prefix. Compaction keeps them, and close writes no index snapshot.
-    var sweeping: [UInt64: [UInt8]] = [:]
-    /// Tag removals an open found, applied as the open ends (DiskStore+TagRemoval.swift).
-    var tagRemovalsAtOpen = TagRemovals()
+
+    /// The store directory.
+    var directory: String { tail.directory }
+    /// Where its file I/O goes (``StoreOptions/fileSystem``).
+    var fs: any CaskFileSystem { options.fileSystem }
+    /// Appends to the active segment (``LogTail/writer``), for reading.
+    var writer: SegmentWriter { _read { yield tail.writer } }
+    /// The next sequence number and segment id (``LogTail/numbers``).
+    var numbers: LogNumbers { tail.numbers }
+    /// Closed: every call throws ``CaskError/closed`` (``LogTail/isClosed``).
+    var isClosed: Bool { tail.isClosed }
+    /// Removal records whose walk is under way (``PendingWork/sweeping``).
+    var sweeping: [UInt64: [UInt8]] { work.sweeping }
     var limits: StoreLimits { options.limits }
     /// The open segment files (``SegmentSet/files``), for reading.
     var segments: [UInt32: SegmentFile] { _read { yield segmentSet.files } }
@@ -96,11 +94,8 @@ struct StoreState: Sendable {
     var active: SegmentFile { writer.file }
 
     init(directory: String, options: StoreOptions, writer: SegmentWriter, nextSequence: UInt64) {
-        self.directory = directory
         self.options = options
-        self.writer = writer
-        self.numbers = LogNumbers(nextSequence: nextSequence, activeSegment: writer.id)
-        self.sealer = options.keyring.map(RecordSealer.init)
+        self.tail = LogTail(directory: directory, writer: writer, nextSequence: nextSequence, keyring: options.keyring)
         self.limiter = LimitController(countsRequests: options.limits.policy == .frequencyAware && options.limits.byteLimit != nil)
         addSegment(writer.file, size: writer.size, minimumSequence: nextSequence)
     }
@@ -143,21 +138,21 @@ struct StoreState: Sendable {
     /// Forgets records appended at or after `offset` of the active segment (a failed durable write).
     mutating func undo(to offset: Int64) {
         segmentSet.grow(writer.id, by: offset - writer.size)
-        writer.undo(to: offset)
+        tail.undo(to: offset)
     }
 
     // MARK: Flushing and syncing
 
     /// Hands the write buffer to the OS.
-    mutating func flush() throws(CaskError) { try writer.flush() }
+    mutating func flush() throws(CaskError) { try tail.flush() }
 
     /// Flushes and `fdatasync`s the active segment. A failed fsync is never retried and trusted:
     /// the writes it should have covered fail, and the segment is sealed before the next write.
     mutating func syncActive() throws(CaskError) {
-        try writer.flush()
+        try tail.flush()
         guard writer.syncedSize < writer.flushedSize else { return }
         stats.segmentSyncs += 1
-        do throws(CaskError) { try writer.sync() } catch {
+        do throws(CaskError) { _ = try tail.sync() } catch {
             failUnsynced(error, now: options.clock.now)
             throw error
         }

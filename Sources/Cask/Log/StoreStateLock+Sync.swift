@@ -22,6 +22,6 @@ extension StoreStateLock {
             }
             throw error
         }
-        withLock { s in if s.writer.id == target.file.id { s.writer.markSynced(through: target.size) } }
+        withLock { s in if s.writer.id == target.file.id { s.tail.markSynced(through: target.size) } }
     }
 }
