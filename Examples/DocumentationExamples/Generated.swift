@@ -209,7 +209,7 @@ func example_LoadingValues_1() async throws {
     try await cache.close()
 }
 
-// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 18
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 21
 func example_MultiProcessAndReadOnly_1() throws {
     let directory = NSTemporaryDirectory() + "locked-example"
     let first = try DiskStore(directory: directory)
@@ -224,7 +224,7 @@ func example_MultiProcessAndReadOnly_1() throws {
     try first.close()
 }
 
-// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 52
+// Sources/Cask/Cask.docc/MultiProcessAndReadOnly.md, line 55
 func example_MultiProcessAndReadOnly_2() throws {
     let directory = NSTemporaryDirectory() + "shared-example"
     let writer = try DiskStore(directory: directory)

@@ -22,15 +22,14 @@ extension DiskStore {
         let now = options.clock.now
         let expiry = Self.expiry(now: now, timeToLive: timeToLive)
         return try ValueCodec.encode(value, entry: entry, policy: options.compression) { stored, codecFlags, originalLength throws(CaskError) in
-            if let budget = options.itemByteBudget {
-                let sealing = options.keyring == nil ? 0 : Format.Seal.overhead
-                let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count + sealing)
-                guard size <= budget else { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
-            }
+            // The record's size on disk, its seal included: what the limit and admission weigh.
+            let sealing = options.keyring == nil ? 0 : Format.Seal.overhead
+            let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count + sealing)
+            if let budget = options.itemByteBudget, size > budget { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
             let flags = codecFlags | (isPinned ? Format.RecordFlag.pinned : 0)
             return try withKeyBytes(key) { keyBytes throws(CaskError) in
                 try writing { s, durable throws(CaskError) in
-                    if s.declines(keyBytes, size: RecordCodec.encodedSize(keyLength: keyBytes.count, storedLength: stored.count), isPinned: isPinned, now: now) {
+                    if s.declines(keyBytes, size: size, isPinned: isPinned, now: now) {
                         s.stats.admissionsDeclined += 1
                         return (nil, nil)
                     }

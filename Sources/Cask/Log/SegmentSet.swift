@@ -6,7 +6,8 @@
 /// Invariants (``invariantViolation()``): every segment with a file has a usage and the other
 /// way round; live bytes and entries are never negative; a segment's live bytes fit in its file
 /// (the active one's count bytes still in the write buffer); hint sizes are kept only for open
-/// segments.
+/// segments; the running totals (``segmentFileBytes``, ``hintFileBytes``, ``deletionBytes``) are
+/// the sums they stand for, so that a put reads the disk use in O(1).
 struct SegmentSet: Sendable {
     /// Open segment files by id.
     private(set) var files: [UInt32: SegmentFile] = [:]
@@ -19,6 +20,12 @@ struct SegmentSet: Sendable {
     /// After a compaction failed to delete its inputs (or its output): the lowest sequence they
     /// may hold. They could reappear after a crash, so tombstones above it are kept.
     private(set) var lingeringMinimumSequence: UInt64 = .max
+    /// Σ of the open segments' file bytes.
+    private(set) var segmentFileBytes: Int64 = 0
+    /// Σ of the open segments' hint file bytes.
+    private(set) var hintFileBytes: Int64 = 0
+    /// Σ of ``bytesAwaitingDeletion``.
+    private(set) var deletionBytes: Int64 = 0
 
     /// A change to the set, applied at once under the lock.
     enum Edit {
@@ -44,29 +51,41 @@ struct SegmentSet: Sendable {
         switch edit {
         case let .add(file, usage, hint):
             files[file.id] = file
+            segmentFileBytes += usage.fileBytes - (self.usage[file.id]?.fileBytes ?? 0)
             self.usage[file.id] = usage
-            hintBytes[file.id] = hint
+            setHint(of: file.id, to: hint)
         case .retire(let ids):
             for id in ids {
-                bytesAwaitingDeletion[id] = (usage[id]?.fileBytes ?? 0) + (hintBytes[id] ?? 0)
+                let bytes = (usage[id]?.fileBytes ?? 0) + (hintBytes[id] ?? 0)
+                deletionBytes += bytes - (bytesAwaitingDeletion[id] ?? 0)
+                bytesAwaitingDeletion[id] = bytes
                 files[id] = nil
+                segmentFileBytes -= usage[id]?.fileBytes ?? 0
                 usage[id] = nil
-                hintBytes[id] = nil
+                setHint(of: id, to: nil)
             }
         case let .settle(id, bytes, until):
             usage[id]?.settledDeadBytes = bytes
             usage[id]?.settledUntil = until
         case .unlinked(let id):
-            bytesAwaitingDeletion[id] = nil
+            deletionBytes -= bytesAwaitingDeletion.removeValue(forKey: id) ?? 0
         case .lingering(let sequence):
             lingeringMinimumSequence = min(lingeringMinimumSequence, sequence)
         case .clear(let keeping):
             files = files.filter { $0.key == keeping }
             usage = usage[keeping].map { [keeping: $0] } ?? [:]
             hintBytes = [:]
+            segmentFileBytes = usage[keeping]?.fileBytes ?? 0
+            hintFileBytes = 0
         case .close:
             files = [:]
         }
+    }
+
+    /// Sets (nil: forgets) the size of segment `id`'s hint file, keeping the total.
+    private mutating func setHint(of id: UInt32, to bytes: Int64?) {
+        hintFileBytes += (bytes ?? 0) - (hintBytes[id] ?? 0)
+        hintBytes[id] = bytes
     }
 
     // MARK: Accounting
@@ -87,12 +106,13 @@ struct SegmentSet: Sendable {
     @inline(__always)
     mutating func grow(_ id: UInt32, by bytes: Int64) {
         usage[id, default: SegmentUsage(fileBytes: 0, liveBytes: 0)].fileBytes += bytes
+        segmentFileBytes += bytes
     }
 
     /// Segment `id`'s hint file was written (`bytes` long); ignored when it is no longer open.
     mutating func noteHint(of id: UInt32, bytes: Int64) {
         guard files[id] != nil else { return }
-        hintBytes[id] = bytes
+        setHint(of: id, to: bytes)
     }
 
     /// What recovery learnt of segment `id`: its header is damaged (compaction rewrites it
@@ -108,9 +128,7 @@ struct SegmentSet: Sendable {
 
     /// Bytes of all segment and hint files, compaction inputs not yet unlinked included (the
     /// byte limit's back-pressure counts what is on disk).
-    var fileBytes: Int64 {
-        usage.values.reduce(0) { $0 + $1.fileBytes } + hintBytes.values.reduce(0, +) + bytesAwaitingDeletion.values.reduce(0, +)
-    }
+    var fileBytes: Int64 { segmentFileBytes + hintFileBytes + deletionBytes }
 
     /// Bytes of the live records, summed over the segments.
     var liveBytes: Int64 { usage.values.reduce(0) { $0 + $1.liveBytes } }
@@ -119,6 +137,10 @@ struct SegmentSet: Sendable {
     func invariantViolation() -> String? {
         if Set(files.keys) != Set(usage.keys) { return "segment files \(files.keys.sorted()), usages \(usage.keys)" }
         if let id = hintBytes.keys.first(where: { files[$0] == nil }) { return "a hint size is kept for segment \(id), which is not open" }
+        let sums = (usage.values.reduce(0) { $0 + $1.fileBytes }, hintBytes.values.reduce(0, +), bytesAwaitingDeletion.values.reduce(0, +))
+        if sums != (segmentFileBytes, hintFileBytes, deletionBytes) {
+            return "totals \((segmentFileBytes, hintFileBytes, deletionBytes)), the segments add up to \(sums)"
+        }
         for (id, u) in usage where u.liveBytes < 0 || u.liveCount < 0 || u.liveBytes > max(u.fileBytes, 0) {
             return "segment \(id): \(u.liveBytes) live bytes in \(u.liveCount) entries, file \(u.fileBytes) bytes"
         }

@@ -138,7 +138,7 @@ extension StoreState {
     /// and the cache keeps its size.
     var liveByteTarget: Int64? {
         guard let b = limits.byteLimit else { return nil }
-        let hints = segmentSet.hintBytes.values.reduce(0, +)
+        let hints = segmentSet.hintFileBytes
         let segmentBytes = max(1, fileBytes - hints)
         return Int64(Double(b) * Double(segmentBytes) / Double(segmentBytes + hints))
     }
