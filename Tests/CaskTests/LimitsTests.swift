@@ -141,7 +141,7 @@ import Testing
         o.limits.byteLimit = 96 << 20
         #expect(o.segmentSize == 3 << 20, "the segment size follows from the limit")
         #expect(o.explicitSegmentSize == nil)
-        #expect(o.diskBudget == 120 << 20 && o.diskLimit == (120 << 20) + (12 << 20))
+        #expect(o.diskBudget == 143_804_709 && o.diskLimit == 143_804_709 + (12 << 20), "96 MiB / 0.7, and 4 segments")
         let dir = TemporaryDirectory()
         let s = try DiskStore(directory: dir.path, options: o)
         try s.setValue(Data("v".utf8), forKey: "k")
@@ -151,14 +151,14 @@ import Testing
         #expect(o.segmentSize == 1_560_576)
         o.limits.byteLimit = 100 << 10
         #expect(o.segmentSize == 4096)   // 3,200 bytes, rounded down to a multiple of 4 KiB, at least 4 KiB
-        #expect(o.diskBudget == 128_000)
+        #expect(o.diskBudget == 146_286)
         o.limits.byteLimit = 4 << 30
         #expect(o.segmentSize == 64 << 20)
         // A segment size set explicitly is kept; the disk bound grows with it.
         o.limits.byteLimit = 96 << 20
         o.segmentSize = 64 << 20
         #expect(o.explicitSegmentSize == 64 << 20)
-        #expect(o.diskBudget == 128 << 20 && o.diskLimit == (128 << 20) + (256 << 20))
+        #expect(o.diskBudget == 143_804_709 && o.diskLimit == 143_804_709 + (256 << 20))
         // A limit of a few bytes is valid: the files then stay within a few segments.
         o.limits.byteLimit = 100
         o.segmentSize = 4096

@@ -3,7 +3,7 @@ import Foundation
 /// Everything a ``CaskCache`` can be configured with, with sensible defaults.
 public struct CacheOptions: Sendable {
     /// The disk layer (durability, compression, limits, compaction). Default: a 1 GiB byte limit
-    /// (1 GiB of cached data; its files stay under 1.375 GiB: ``StoreOptions/diskLimit``).
+    /// (1 GiB of cached data; its files stay under 1.55 GiB: ``StoreOptions/diskLimit``).
     public var disk: StoreOptions = {
         var o = StoreOptions()
         o.limits.byteLimit = 1 << 30

@@ -110,7 +110,7 @@ public struct StoreOptions: Sendable {
 
     /// The bytes of segment and hint files a store manages toward under a byte limit:
     /// `byteLimit / liveRatio`, and at least 2 segments (nil without a byte limit). Live records
-    /// fill up to `byteLimit` of it; the rest (a fifth, at the default `liveRatio` of 0.8) is
+    /// fill up to `byteLimit` of it; the rest (three tenths, at the default `liveRatio` of 0.7) is
     /// garbage that compaction reclaims, kept so that compaction copies little per byte written.
     /// Pure; thread-safe.
     public var diskBudget: Int? {
@@ -124,7 +124,7 @@ public struct StoreOptions: Sendable {
     /// flight, and the hint files of segments sealed meanwhile. The hit-ratio benchmark saw up
     /// to 3.0 segments past the budget; the fourth is margin, as the bound is measured, not
     /// proven. An item bigger than half a segment can raise it by its own size while it is
-    /// written or copied. With the defaults that is `1.375 × byteLimit` (LimitsAndEviction.md).
+    /// written or copied. With the defaults that is about `1.55 × byteLimit` (LimitsAndEviction.md).
     /// Pure; thread-safe.
     public var diskLimit: Int? {
         diskBudget.map { $0 + 4 * segmentSize }
