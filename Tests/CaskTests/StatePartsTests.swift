@@ -47,9 +47,8 @@ import CaskFormat
         var (t, options) = try tail(in: dir)
         let value = Array("value".utf8)
         let first = try withKey("a") { k in try value.withUnsafeBytes { v in
-            try t.append(kind: .value, key: k, stored: v, originalLength: v.count, flags: 0, expiry: 0, now: 1) } }
-        let second = try withKey("b") { k in try t.append(kind: .tombstone, key: k, stored: UnsafeRawBufferPointer(start: nil, count: 0),
-                                                           originalLength: 0, flags: 0, expiry: 1, now: 2) }
+            try t.append(.value(k, stored: v, originalLength: v.count, flags: 0, expiry: 0), now: 1) } }
+        let second = try withKey("b") { k in try t.append(.tombstone(k, hiding: 1), now: 2) }
         #expect(first.entry.sequence == 1 && second.entry.sequence == 2 && second.entry.isTombstone)
         #expect(first.entry.segment == 1 && first.size == Int64(Format.recordHeaderSize + 1 + value.count))
         #expect(Int64(second.entry.offset) == Int64(first.entry.offset) + first.size, "records follow each other")

@@ -38,8 +38,8 @@ struct LogTail: Sendable {
     /// - Throws: ``CaskError/corruption(file:offset:reason:)`` once the last sequence number was
     ///   issued, ``CaskError/valueTooLarge(size:maximum:)`` when the seal would not fit, and what
     ///   appending throws; nothing changed then.
-    mutating func append(kind: Format.RecordKind, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer,
-                         originalLength: Int, flags: UInt8, expiry: Int64, now: Int64) throws(CaskError) -> (entry: IndexEntry, size: Int64) {
+    mutating func append(_ record: RecordWrite, now: Int64) throws(CaskError) -> (entry: IndexEntry, size: Int64) {
+        let (kind, key, stored, flags, expiry) = (record.kind, record.key, record.stored, record.flags, record.expiry)
         // A record past the last sequence number would be read back as damage (format-spec.md,
         // "Sequence numbers"): refuse it, unwritten, instead.
         guard Format.isPlausibleSequence(numbers.nextSequence) else {
@@ -50,10 +50,10 @@ struct LogTail: Sendable {
         let header = RecordHeader(
             sequence: numbers.nextSequence, writeTime: now, expiry: expiry, kind: kind,
             flags: sealed ? flags | Format.RecordFlag.sealed : flags, keyLength: key.count,
-            storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: originalLength)
+            storedLength: sealed ? stored.count + Format.Seal.overhead : stored.count, originalLength: record.originalLength)
         // The seal's 32 bytes must fit the format's limit too (maximumValueSize may be 1 GiB).
         guard header.storedLength <= Format.maximumValueLength else {
-            throw .valueTooLarge(size: originalLength, maximum: Format.maximumValueLength - Format.Seal.overhead)
+            throw .valueTooLarge(size: record.originalLength, maximum: Format.maximumValueLength - Format.Seal.overhead)
         }
         let offset = sealed ? try writer.append(header, key: key, sealing: stored, with: &sealer!)
                             : try writer.append(header, key: key, value: stored)

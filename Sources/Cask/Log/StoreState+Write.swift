@@ -65,8 +65,9 @@ extension StoreState {
     /// (``enforceLimits(now:written:)``). Returns the record's entry and, when durable, its ticket.
     /// - Throws: what appending throws; nothing changed then.
     mutating func write(_ record: RecordWrite, now: Int64, durable: Bool) throws(CaskError) -> (entry: IndexEntry, ticket: UInt64?) {
-        let entry = try appendRecord(kind: record.kind, key: record.key, stored: record.stored, originalLength: record.originalLength,
-                                     flags: record.flags, expiry: record.expiry, now: now)
+        try rolloverIfFull()
+        let (entry, size) = try tail.append(record, now: now)
+        noteAppended(size)
         if durable {
             return (entry, commits.enqueue(entry, key: record.key, removedKey: record.removedKey, effect: record.effect))
         }
@@ -91,30 +92,20 @@ extension StoreState {
         if let removedKey, options.eventHandler != nil { work.queue(.removed(key: removedKey)) }
     }
 
-    /// Encodes one record at the end of the active segment (in the write buffer) and returns the
-    /// index entry describing it; nothing is in effect yet. Only ``write(_:now:durable:)``
-    /// calls it.
-    private mutating func appendRecord(
-        kind: Format.RecordKind,
-        key: UnsafeRawBufferPointer,
-        stored: UnsafeRawBufferPointer,
-        originalLength: Int,
-        flags: UInt8,
-        expiry: Int64,
-        now: Int64
-    ) throws(CaskError) -> IndexEntry {
-        if writer.needsRollover || (writer.size >= inlineRolloverSize && !writer.isEmpty) {
-            // Behind the gate when the next segment is prepared (the flush thread syncs the
-            // sealed one outside the lock); else with the sync here.
-            if try rolloverBehindGate() == nil { try rollover() }
-        }
-        let (entry, size) = try tail.append(kind: kind, key: key, stored: stored, originalLength: originalLength,
-                                            flags: flags, expiry: expiry, now: now)
+    /// Seals the active segment first when it is full or may not take more records (a failed
+    /// sync): behind the gate when the next segment is prepared (the flush thread syncs the
+    /// sealed one outside the lock), else with the sync here.
+    private mutating func rolloverIfFull() throws(CaskError) {
+        guard writer.needsRollover || (writer.size >= inlineRolloverSize && !writer.isEmpty) else { return }
+        if try rolloverBehindGate() == nil { try rollover() }
+    }
+
+    /// Counts a record of `size` bytes appended to the active segment, and asks the flush
+    /// thread to seal the segment once it is nearly full.
+    private mutating func noteAppended(_ size: Int64) {
         segmentSet.grow(writer.id, by: size)
         stats.writes += 1
         stats.bytesWritten += Int(size)
         if !work.rolloverRequested && writer.size >= backgroundRolloverSize { work.requestRollover() }
-        return entry
     }
-
 }
