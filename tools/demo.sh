@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
-swift build -c release --product cask >/dev/null
+echo "== building cask (release; a first build fetches and compiles the dependencies: a few minutes)"
+swift build -c release --product cask
 .build/release/cask demo "${1:-cask-demo}"
