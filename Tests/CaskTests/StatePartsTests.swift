@@ -42,6 +42,13 @@ import CaskFormat
         return (LogTail(directory: dir.path, writer: writer, nextSequence: 1, keyring: keyring), options)
     }
 
+    /// Reserves the segment to follow the active one and creates its file, as the flush thread does.
+    func prepare(_ t: inout LogTail, room: Int64, in dir: TemporaryDirectory, options: StoreOptions) throws -> (SegmentHeader, SegmentFile) {
+        let reserved = t.reserveNextSegment(room: room, keyID: 0)
+        let header = try #require(reserved)
+        return (header, try StoreFiles.createSegment(header, in: dir.path, fs: options.fileSystem, mapLength: 0))
+    }
+
     @Test func theTailNumbersItsRecordsAndStartsSegmentsAboveThem() throws {
         let dir = TemporaryDirectory()
         var (t, options) = try tail(in: dir)
@@ -60,10 +67,8 @@ import CaskFormat
     @Test func aPreparedSegmentIsUsedOnlyBehindTheSegmentItWasReservedFor() throws {
         let dir = TemporaryDirectory()
         var (t, options) = try tail(in: dir)
-        let reservedHeader = t.reserveNextSegment(room: 1000, keyID: 0)
-        let header = try #require(reservedHeader)
+        let (header, file) = try prepare(&t, room: 1000, in: dir, options: options)
         #expect(t.numbers.reservedMinimumSequence == header.minimumSequence && header.minimumSequence > t.numbers.nextSequence)
-        let file = try StoreFiles.createSegment(header, in: dir.path, fs: options.fileSystem, mapLength: 0)
         let behindAnother = t.adoptPrepared(file, header: header, follows: 7)
         let adopted = t.adoptPrepared(file, header: header, follows: 1)
         let second = t.reserveNextSegment(room: 1000, keyID: 0)
@@ -79,9 +84,7 @@ import CaskFormat
     @Test func aClearingSegmentNeverTakesThePreparedOneAndRemovesIt() throws {
         let dir = TemporaryDirectory()
         var (t, options) = try tail(in: dir)
-        let reservedHeader = t.reserveNextSegment(room: 0, keyID: 0)
-        let header = try #require(reservedHeader)
-        let file = try StoreFiles.createSegment(header, in: dir.path, fs: options.fileSystem, mapLength: 0)
+        let (header, file) = try prepare(&t, room: 0, in: dir, options: options)
         let adopted = t.adoptPrepared(file, header: header, follows: 1)
         #expect(adopted)
         try t.startSegment(flags: Format.SegmentFlag.clearsOlder, options: options)
