@@ -43,12 +43,19 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         /// How often a background timer removes items past the age limit; nil = only on access
         /// and explicit trims.
         public var autoTrimInterval: Duration?
+        /// Which items a full cache keeps (``EvictionPolicy``). Under
+        /// ``EvictionPolicy/frequencyAware`` every read also counts its key in a sketch behind
+        /// one cache-wide lock, so reads no longer scale across threads as they do under
+        /// ``EvictionPolicy/leastRecentlyUsed`` (the default).
+        public var policy: EvictionPolicy
 
-        public init(countLimit: Int? = nil, costLimit: Int? = nil, ageLimit: Duration? = nil, autoTrimInterval: Duration? = nil) {
+        public init(countLimit: Int? = nil, costLimit: Int? = nil, ageLimit: Duration? = nil, autoTrimInterval: Duration? = nil,
+                    policy: EvictionPolicy = .leastRecentlyUsed) {
             self.countLimit = countLimit
             self.costLimit = costLimit
             self.ageLimit = ageLimit
             self.autoTrimInterval = autoTrimInterval
+            self.policy = policy
         }
     }
 
@@ -74,6 +81,13 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @usableFromInline let costSum = Atomic<Int>(0)
     /// Set after a hit is recorded for ``takeUses()``, cleared when they are taken.
     @usableFromInline let usesPending = Atomic<Bool>(false)
+    /// How often each key was asked for lately, under ``EvictionPolicy/frequencyAware``; nil
+    /// under LRU (MemoryCache+Admission.swift).
+    let frequencies: Locked<FrequencySketch>?
+    /// `frequencies != nil`, for the inlined read and write paths.
+    @usableFromInline let countsRequests: Bool
+    /// Writes the policy declined.
+    let declined = Atomic<Int>(0)
     private let ticker: BackgroundThread?
 
     /// Creates an empty cache.
@@ -106,6 +120,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         self.ageMilliseconds = limits.ageLimit.map { max(0, $0.milliseconds) } ?? -1
         self.clock = clock
         self.onEviction = onEviction
+        self.frequencies = limits.policy == .frequencyAware ? Locked(FrequencySketch(capacity: 1024)) : nil
+        self.countsRequests = limits.policy == .frequencyAware
         if let interval = limits.autoTrimInterval {
             let box = WeakMemoryCacheBox<Value>()
             self.ticker = BackgroundThread(name: "cask.memory-trim", interval: interval) {
@@ -158,6 +174,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable @inline(__always)
     package func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
         let h = hash(key)
+        if countsRequests { noteRequest(h) }
         switch withShard(h, { $0.read(key, hash: h, now: now, ageMilliseconds: ageMilliseconds, reading: reader) }) {
         case .absent:
             return nil
@@ -225,6 +242,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// - Returns: false when the item was refused because its cost alone is above `costLimit`
     ///   (or `countLimit` is 0). A refused item evicts nothing, and any older value of `key`
     ///   is removed (the cache never answers with a value older than the last one set).
+    ///   Under ``EvictionPolicy/frequencyAware`` also false when the policy declined a new key
+    ///   (``admissionsDeclined``): nothing changed then.
     @inlinable
     @discardableResult
     public func setValue(_ value: Value, forKey key: String, cost: Int = 0) -> Bool {
@@ -244,8 +263,9 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             removeValue(forKey: key)
             return false
         }
-        let use = nextUse()
         let h = hash(key)
+        if countsRequests && declines(key, hash: h, cost: cost) { return false }
+        let use = nextUse()
         // The replaced item's cost and value (released here, outside the lock).
         let replaced: (cost: Int, value: Value?)? = withShard(h) { shard in shard.withLock { list in
             let old = list.set(key, hash: h, value, cost: cost, now: now, stamp: use)

@@ -7,6 +7,6 @@ struct HarnessCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cask-harness",
         abstract: "Crash, disk-full and exit harnesses and whole-store benchmarks for Cask's own tests.",
-        subcommands: [Torture.self, Fill.self, ExitWithoutClose.self, SoakWriter.self, SoakReader.self, Populate.self, Bench.self, CompactionBench.self, Footprint.self, CacheStep.self, Churn.self, HitRatio.self, LoaderHit.self, PrefixRemovalBench.self, TagRemovalBench.self, GrowthBench.self, SealCost.self]
+        subcommands: [Torture.self, Fill.self, ExitWithoutClose.self, SoakWriter.self, SoakReader.self, Populate.self, Bench.self, CompactionBench.self, Footprint.self, CacheStep.self, Churn.self, HitRatio.self, MemoryHitRatio.self, LoaderHit.self, PrefixRemovalBench.self, TagRemovalBench.self, GrowthBench.self, SealCost.self]
     )
 }

@@ -70,8 +70,9 @@ struct ModelConfig: CustomStringConvertible {
     var byteLimit: Int?
     var ageLimit: Int64?
     var memoryCostLimit: Int?
-    /// The disk layer's ``EvictionPolicy/frequencyAware`` policy: a put of a new key may be
-    /// declined, and then changes nothing; evictions keep the LRU order.
+    /// The ``EvictionPolicy/frequencyAware`` policy (the disk layer's, or the memory cache's):
+    /// a write of a new key that would evict may be declined, and then changes nothing;
+    /// evictions keep the LRU order.
     var frequencyAware = false
     var description: String {
         "\(target)\(frequencyAware ? " frequencyAware" : "") countLimit \(countLimit.map(String.init) ?? "none") byteLimit \(byteLimit.map(String.init) ?? "none") ageLimit \(ageLimit.map { "\($0) ms" } ?? "none") memoryCostLimit \(memoryCostLimit.map(String.init) ?? "none")"
@@ -92,6 +93,7 @@ struct ModelGenerator {
         case .memory:
             if chance(50) { c.memoryCostLimit = int(0...3000) }
             if chance(40) { c.ageLimit = Int64(int(1...3000)) }
+            if c.countLimit != nil || c.memoryCostLimit != nil { c.frequencyAware = chance(40) }
         case .disk, .cache:
             if chance(50) {
                 c.byteLimit = int(4...6) * 4096 * 4
@@ -241,7 +243,8 @@ final class ModelRun {
         case .memory(let shards):
             let evictions = self.evictions
             memory = MemoryCache<Data>(limits: .init(countLimit: config.countLimit, costLimit: config.memoryCostLimit,
-                                                     ageLimit: config.ageLimit.map { .milliseconds($0) }),
+                                                     ageLimit: config.ageLimit.map { .milliseconds($0) },
+                                                     policy: config.frequencyAware ? .frequencyAware : .leastRecentlyUsed),
                                        shards: shards, clock: clock.wallClock) { key, _, cause in
                 evictions.withLock { $0.append((key, cause.rawValue)) }
             }
@@ -494,6 +497,9 @@ final class ModelRun {
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) })
             let accepted = cache.setValue(data, forKey: CacheModel.key(k), cost: size)
             let fits = size <= (config.memoryCostLimit ?? .max) && (config.countLimit ?? 1) > 0
+            // The frequency-aware policy may decline a new key that would evict; then nothing changes.
+            let full = model.items.count >= (config.countLimit ?? .max) || model.heldBytes + size > (config.memoryCostLimit ?? .max)
+            if config.frequencyAware && fits && !accepted && model.items[k] == nil && full { return nil }
             if accepted != fits { return "setValue returned \(accepted), model says \(fits)" }
             guard fits else { model.items[k] = nil; return nil }
             model.counter += 1

@@ -369,3 +369,45 @@ extension MemoryCacheContractTests {
         #expect(["a", "b", "c", "d"].filter { cache.contains($0) } == ["c"])
     }
 }
+
+/// ``EvictionPolicy/frequencyAware`` in the memory cache: reads count keys, and a new key that
+/// would evict is stored only when it was asked for more often than the least recently used item.
+@Suite struct MemoryAdmissionTests {
+    /// Cache-aside: a get, and a set on a miss.
+    func request(_ cache: MemoryCache<Int>, _ key: String) {
+        if cache.value(forKey: key) == nil { cache.setValue(1, forKey: key) }
+    }
+
+    @Test(arguments: [EvictionPolicy.leastRecentlyUsed, .frequencyAware])
+    func aScanFlushesThePopularKeysOnlyUnderLRU(policy: EvictionPolicy) {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 100, policy: policy))
+        for _ in 0..<3 { for i in 0..<100 { request(cache, "hot\(i)") } }
+        for i in 0..<1000 { request(cache, "scan\(i)") }   // each asked for once
+        let kept = (0..<100).filter { cache.value(forKey: "hot\($0)") != nil }.count
+        #expect(cache.count <= 100)
+        if policy == .frequencyAware {
+            // (A scan key whose four counters all collide with busier keys' may win: rare, not never.)
+            #expect(kept >= 95 && cache.admissionsDeclined >= 950, "kept \(kept), declined \(cache.admissionsDeclined)")
+        } else {
+            #expect(kept == 0 && cache.admissionsDeclined == 0)
+        }
+    }
+
+    @Test func overwritesAreNeverDeclinedAndADeclinedWriteChangesNothing() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 2, policy: .frequencyAware))
+        for key in ["a", "b"] { for _ in 0..<3 { request(cache, key) } }
+        #expect(cache.setValue(7, forKey: "a"), "an overwrite of a full cache")
+        #expect(!cache.setValue(1, forKey: "new"), "never asked for: loses to the LRU item")
+        #expect(cache.count == 2 && cache.value(forKey: "a") == 7 && cache.value(forKey: "b") == 1)
+        #expect(cache.admissionsDeclined == 1)
+        for _ in 0..<5 { _ = cache.value(forKey: "new") }   // asked for more often than b
+        #expect(cache.setValue(2, forKey: "new"))
+        #expect(cache.count == 2 && cache.value(forKey: "new") == 2)
+    }
+
+    @Test func aCacheWithRoomAdmitsEverything() {
+        let cache = MemoryCache<Int>(limits: .init(countLimit: 10, policy: .frequencyAware))
+        for i in 0..<10 { #expect(cache.setValue(i, forKey: "k\(i)")) }
+        #expect(cache.count == 10 && cache.admissionsDeclined == 0)
+    }
+}

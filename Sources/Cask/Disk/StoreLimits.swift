@@ -43,25 +43,6 @@ public struct StoreLimits: Sendable, Equatable {
     }
 }
 
-/// Which items a store at its byte limit keeps.
-///
-/// LimitsAndEviction.md, "Policies", compares them on the same traces.
-public enum EvictionPolicy: Sendable, Equatable {
-    /// Every put is stored; the least recently read or written item goes first (exact among
-    /// the candidates of a walk: LimitsAndEviction.md, "Evicting ahead of the limit").
-    case leastRecentlyUsed
-    /// TinyLFU admission in front of the same LRU order: the store counts how often each key
-    /// was asked for lately (reads, hits and misses, in a count-min sketch of 4-bit counters
-    /// that halves them every `10 ×` the item count requests). A put of a key the store does not
-    /// hold, made when it would push the live data past the limit, is stored only when its key
-    /// was asked for at least as often as the least recently used item it would evict (when both
-    /// were never asked for, it is stored, as under LRU). A declined put returns normally and
-    /// stores nothing (``StoreStatistics/admissionsDeclined``); a later read misses. A key asked
-    /// for again soon wins its place. Overwrites, pinned puts and stores without a byte limit
-    /// are never declined.
-    case frequencyAware
-}
-
 /// When compaction runs on its own.
 public struct CompactionPolicy: Sendable, Equatable {
     /// Compact automatically on a background thread. `compact()` works either way.
