@@ -107,11 +107,13 @@ let lruHot = LockedDictionaryLRU<Int>(limit: 200_000)
 let lruWide = LockedDictionaryLRU<Int>(limit: 200_000)
 let cacheHot = MemoryCache<Int>(limits: .init(countLimit: 200_000))
 let cacheWide = MemoryCache<Int>(limits: .init(countLimit: 200_000))
+/// The frequency-aware policy: every read also counts its key in the sketch, behind one lock.
+let cacheCounting = MemoryCache<Int>(limits: .init(countLimit: 200_000, policy: .frequencyAware))
 /// The clock every cache used before `WallClock.system` became the coarse one: a closure
 /// reading `CLOCK_REALTIME` (the "before" line, measured in the same run).
 let preciseClosureClock = WallClock { WallClock.precise.milliseconds() }
 let cachePrecise = MemoryCache<Int>(limits: .init(countLimit: 200_000), clock: preciseClosureClock)
-for (n, k) in hot.enumerated() { lruHot.setValue(n, forKey: k); cacheHot.setValue(n, forKey: k); cachePrecise.setValue(n, forKey: k) }
+for (n, k) in hot.enumerated() { lruHot.setValue(n, forKey: k); cacheHot.setValue(n, forKey: k); cachePrecise.setValue(n, forKey: k); cacheCounting.setValue(n, forKey: k) }
 for (n, k) in wide.enumerated() { lruWide.setValue(n, forKey: k); cacheWide.setValue(n, forKey: k) }
 let directory = NSTemporaryDirectory() + "memory-versus-\(getpid())"
 var cacheOptions = CacheOptions()
@@ -127,6 +129,8 @@ let workloads: [(String, () -> Double)] = [
     ("get hot: MemoryCache", { rate(operations: hotOps) { _, i in if cacheHot.value(forKey: lookupKeys[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache, precise clock through a closure (before)", { rate(operations: hotOps) { _, i in if cachePrecise.value(forKey: lookupKeys[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: MemoryCache, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheHot.value(forKey: hotByThread[t][hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache, frequency-aware", { rate(operations: hotOps) { _, i in if cacheCounting.value(forKey: lookupKeys[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache, frequency-aware, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheCounting.value(forKey: hotByThread[t][hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: CaskCache facade memory hit", { rate(operations: hotOps) { _, i in if (try? facade.value(Int.self, forKey: lookupKeys[hotOrder[i & 4095]])) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("set hot: locked Dictionary LRU", { rate(operations: hotOps) { _, i in lruHot.setValue(i, forKey: lookupKeys[hotOrder[i & 4095]]) } }),
     ("set hot: MemoryCache", { rate(operations: hotOps) { _, i in cacheHot.setValue(i, forKey: lookupKeys[hotOrder[i & 4095]]) } }),
@@ -157,7 +161,11 @@ for (a, b, label) in [
     ("get 100K random: MemoryCache", "get 100K random: locked Dictionary LRU", "100K get vs locked LRU (aim 1.0)"),
     ("get hot: MemoryCache, 2 threads", "get hot: MemoryCache", "2 threads vs 1 (aim 1.7)"),
     ("get hot: bare Dictionary, 2 threads", "get hot: bare Dictionary", "bare Dictionary, 2 threads vs 1 (the machine's limit)"),
+    ("get hot: MemoryCache, frequency-aware", { rate(operations: hotOps) { _, i in if cacheCounting.value(forKey: lookupKeys[hotOrder[i & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
+    ("get hot: MemoryCache, frequency-aware, 2 threads", { rate(threads: 2, operations: hotOps) { t, i in if cacheCounting.value(forKey: hotByThread[t][hotOrder[(i + t * 2048) & 4095]]) == nil { sink.add(1, ordering: .relaxed) } } }),
     ("get hot: CaskCache facade memory hit", "get hot: MemoryCache", "facade hit vs MemoryCache (aim 0.83)"),
+    ("get hot: MemoryCache, frequency-aware", "get hot: MemoryCache", "frequency-aware get vs LRU get"),
+    ("get hot: MemoryCache, frequency-aware, 2 threads", "get hot: MemoryCache, 2 threads", "frequency-aware vs LRU, 2 threads"),
 ] where results[a] != nil && results[b] != nil {
     print("  \(label): \(ratio(a, b))")
 }
