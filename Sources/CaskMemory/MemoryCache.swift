@@ -46,7 +46,8 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         /// Which items a full cache keeps (``EvictionPolicy``). Under
         /// ``EvictionPolicy/frequencyAware`` every read also counts its key in a sketch behind
         /// one cache-wide lock, so reads no longer scale across threads as they do under
-        /// ``EvictionPolicy/leastRecentlyUsed`` (the default).
+        /// ``EvictionPolicy/leastRecentlyUsed`` (the default): measured, 0.66 of LRU's hot reads
+        /// on one thread and 0.24 on two (LimitsAndEviction.md, "Policies").
         public var policy: EvictionPolicy
 
         public init(countLimit: Int? = nil, costLimit: Int? = nil, ageLimit: Duration? = nil, autoTrimInterval: Duration? = nil,
