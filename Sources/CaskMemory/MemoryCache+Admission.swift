@@ -41,13 +41,7 @@ extension MemoryCache {
     /// The hash of the cache's least recently used item (the next eviction's victim), or nil
     /// when the cache is empty.
     func leastRecentlyUsedHash() -> UInt64? {
-        var best = -1
-        var bestUse = UInt64.max
-        for (n, shard) in shards.enumerated() {
-            let use = shard.oldestUse.load(ordering: .relaxed)
-            if use < bestUse { best = n; bestUse = use }
-        }
-        guard best >= 0 else { return nil }
+        guard let (best, _) = oldestShard() else { return nil }
         return shards[best].withLock { list in list.tail >= 0 ? list.entries[Int(list.tail)].hash : nil }
     }
 }

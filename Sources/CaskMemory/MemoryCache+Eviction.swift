@@ -42,13 +42,7 @@ extension MemoryCache {
     func evictLeastRecentlyUsed() -> LRUList<Value>.Entry? {
         var attempts = 0
         while true {
-            var best = -1
-            var bestUse = UInt64.max
-            for (n, shard) in shards.enumerated() {
-                let use = shard.oldestUse.load(ordering: .relaxed)
-                if use < bestUse { best = n; bestUse = use }
-            }
-            guard best >= 0 else { return nil }
+            guard let (best, bestUse) = oldestShard() else { return nil }
             attempts += 1
             let shard = shards[best]
             let victim = shard.withLock { list -> LRUList<Value>.Entry? in
@@ -63,6 +57,20 @@ extension MemoryCache {
                 return victim
             }
         }
+    }
+
+    /// The shard whose oldest item has the lowest use stamp, and that stamp, as the shards last
+    /// published them (no lock): the least recently used item of the whole cache is that shard's
+    /// oldest. Nil when the cache is empty.
+    @inlinable
+    func oldestShard() -> (index: Int, use: UInt64)? {
+        var best = -1
+        var bestUse = UInt64.max
+        for (n, shard) in shards.enumerated() {
+            let use = shard.oldestUse.load(ordering: .relaxed)
+            if use < bestUse { best = n; bestUse = use }
+        }
+        return best >= 0 ? (best, bestUse) : nil
     }
 
     @usableFromInline

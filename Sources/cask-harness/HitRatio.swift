@@ -41,7 +41,7 @@ struct HitRatio: ParsableCommand {
 
     func run() throws {
         let ids = try HitRatioTrace.read(trace)
-        let traceName = name ?? ((trace as NSString).lastPathComponent as NSString).deletingPathExtension
+        let traceName = name ?? HitRatioTrace.name(of: trace)
         let path = (directory as NSString).appendingPathComponent("cask-hitratio-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(atPath: path) }   // harmless: a scratch folder
         var options = StoreOptions()
@@ -91,6 +91,11 @@ enum HitRatioTrace {
         return bytes.withUnsafeBytes { raw in
             (0..<(raw.count / 4)).map { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)) }
         }
+    }
+
+    /// A trace's name: its file's name without the extension (`zipf-0.8.u32` → `zipf-0.8`).
+    static func name(of path: String) -> String {
+        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 
     /// The key of id `id`: "k" and the id in at least 8 digits, zero-padded (Python's

@@ -28,7 +28,7 @@ struct MemoryHitRatio: ParsableCommand {
 
     func run() throws {
         let ids = try HitRatioTrace.read(trace)
-        let traceName = name ?? ((trace as NSString).lastPathComponent as NSString).deletingPathExtension
+        let traceName = name ?? HitRatioTrace.name(of: trace)
         let cache = MemoryCache<Data>(limits: .init(costLimit: costLimit, policy: policy == "frequency" ? .frequencyAware : .leastRecentlyUsed))
         let values = HitRatioTrace.values(size: valueSize)
         var hits = 0
