@@ -7,6 +7,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+/// Initialises libcrypto now (it registers its own exit handler then); 1 on success.
+static inline int cask_crypto_init(void) {
+    return OPENSSL_init_crypto(0, NULL);
+}
+
 /// HMAC-SHA256 of `count` bytes of `data` under `key` (`keyCount` bytes), written to `mac`
 /// (32 bytes); 1 on success.
 static inline int cask_hmac_sha256(const unsigned char *key, int keyCount, const unsigned char *data, size_t count,

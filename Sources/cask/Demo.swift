@@ -60,6 +60,7 @@ struct Demo: ParsableCommand {
     func run() throws {
         print("Cask demo: a store in \(directory)")
         var store = try openStore(directory, for: .create)
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         try withStoreErrors { try store.removeAll() }
         var wrong = 0
         try step("put (then one sync)", items + blobs) { try fill(store) }

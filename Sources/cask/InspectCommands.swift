@@ -151,6 +151,7 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         let store = try openStore(directory, for: .read)
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         let stats = store.statistics
         let segments = store.segmentInfo()
         let keys = store.encryptionKeysInUse.map(StoreEncryption.keyIDText)

@@ -33,6 +33,7 @@ struct Put: ParsableCommand {
         let data = try readValue()
         let timeToLive = try ttl.map { Duration.milliseconds(try ArgumentValues.milliseconds($0, option: "--ttl")) }
         let store = try openStore(directory, for: .create)
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         try withStoreErrors {
             try store.setValue(data, forKey: try key.resolved(), timeToLive: timeToLive, isPinned: pin)
             try store.close()
@@ -62,6 +63,7 @@ struct Get: ParsableCommand {
     func run() throws {
         let name = try key.resolved()
         let store = try openStore(directory, for: .read)
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         let value = try withStoreErrors { try store.value(forKey: name) }
         let damaged = store.statistics.corruptRecords
         try withStoreErrors { try store.close() }
@@ -98,6 +100,7 @@ struct Remove: ParsableCommand {
     func run() throws {
         let name = try key.resolved()
         let store = try openStore(directory, for: .change)
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         if tag || prefix {
             // A group at once: every entry with the tag, or every key under the prefix.
             let removed = try withStoreErrors { tag ? try store.removeValues(taggedWith: name) : try store.removeValues(withPrefix: name) }

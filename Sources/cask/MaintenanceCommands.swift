@@ -10,6 +10,7 @@ struct Compact: ParsableCommand {
 
     func run() throws {
         let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         let before = store.fileBytes
         let report = try withStoreErrors { try store.compact() }
         let after = store.fileBytes
@@ -44,6 +45,7 @@ struct Trim: ParsableCommand {
 
     func run() throws {
         let store = try openStore(directory, for: .change) { $0.compaction.isAutomatic = false }
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         let before = store.count
         var after = before
         try withStoreErrors {
@@ -74,6 +76,7 @@ struct Unpin: ParsableCommand {
 
 private func setPinned(_ pinned: Bool, _ directory: String, _ key: String) throws {
     let store = try openStore(directory, for: .change)
+    defer { try? store.close() }   // on every path: no store left to a background thread at exit
     let found = try withStoreErrors { try store.setPinned(pinned, forKey: key) }
     try withStoreErrors { try store.close() }
     if !found {

@@ -45,6 +45,7 @@ struct Verify: ParsableCommand {
             $0.compaction.isAutomatic = false
             if giveUpUnreadable { $0.fileSystem = salvaging }
         }
+        defer { try? store.close() }   // on every path: no store left to a background thread at exit
         let stats = store.statistics
         let (dropped, report, remaining) = try withStoreErrors { () throws -> (Int, CompactionReport, Int) in
             do {

@@ -112,30 +112,30 @@ extension CaskCache {
         copies.keep(item, forKey: key, cost: read.data.count, usedAt: read.usedAt, since: read.mark)
     }
 
-    func store<T: Sendable>(_ value: T, data: Data, forKey key: String, timeToLive: Duration?, isPinned: Bool) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key) { raw throws(CaskError) in
-            try copies.tier.write(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
-        }
+    /// How a value is written to the tier: a plain value, or a cache entry fresh for
+    /// `freshFor`, then stale for `staleWindow`, listing `tags`.
+    enum TierWrite {
+        case plain(timeToLive: Duration?, isPinned: Bool)
+        case entry(freshFor: Duration, staleWindow: Duration, tags: [String])
     }
 
-    /// Stores `value` as a cache entry fresh for `freshFor`, then stale for `staleWindow`,
-    /// listing `tags`, in both layers.
-    func storeEntry<T: Sendable>(_ value: T, data: Data, forKey key: String, freshFor: Duration, staleWindow: Duration, tags: [String] = []) throws(CaskError) {
-        try writeThrough(value, data: data, forKey: key) { raw throws(CaskError) in
-            try copies.tier.write(raw, forKey: key, freshFor: freshFor, staleWindow: staleWindow, tags: tags)
-        }
-    }
-
-    /// Writes `data` to disk with `put`, which returns the record it wrote, then keeps
-    /// `value` in memory as the copy of that record, with the record's own periods.
-    private func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String,
-                                           put: (UnsafeRawBufferPointer) throws(CaskError) -> TierRecord?) throws(CaskError) {
+    /// Stores `value` in both layers: writes `data` to the tier as `kind` says, then keeps
+    /// `value` in memory as the copy of the record written, with the record's own periods.
+    func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, as kind: TierWrite) throws(CaskError) {
         emit(.willAdd(key: key))
         copies.flushUses()   // the write may evict by LRU order
         let mark = copies.mark
         let now = options.disk.clock.now
         memory.removeValue(forKey: key)
-        let written: Result<TierRecord?, CaskError> = data.withUnsafeBytes { raw in Result { () throws(CaskError) in try put(raw) } }
+        let tier = copies.tier
+        let written: Result<TierRecord?, CaskError> = data.withUnsafeBytes { raw in
+            Result { () throws(CaskError) in
+                switch kind {
+                case let .plain(timeToLive, isPinned): try tier.write(raw, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+                case let .entry(freshFor, staleWindow, tags): try tier.write(raw, forKey: key, freshFor: freshFor, staleWindow: staleWindow, tags: tags)
+                }
+            }
+        }
         // Declined by the disk tier's admission policy: stored nowhere, as documented.
         guard let entry = try written.get() else { return }
         let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: entry.freshUntil)

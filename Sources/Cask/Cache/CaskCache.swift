@@ -169,10 +169,10 @@ public final class CaskCache: Sendable {
     ///   previous value on disk, and memory holds nothing for it).
     public func setValue<T: Encodable & Sendable>(_ value: T, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws(CaskError) {
         if let bytes = value as? Data {
-            try store(bytes, data: bytes, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+            try writeThrough(bytes, data: bytes, forKey: key, as: .plain(timeToLive: timeToLive, isPinned: isPinned))
             return
         }
-        try store(value, data: try encode(value, forKey: key), forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+        try writeThrough(value, data: try encode(value, forKey: key), forKey: key, as: .plain(timeToLive: timeToLive, isPinned: isPinned))
     }
 
     /// The value for `key` decoded as `T` (the raw bytes when `T` is `Data`), or nil when absent,
@@ -209,7 +209,7 @@ public final class CaskCache: Sendable {
     /// Stores bytes as they are (no coding) in both layers.
     /// - Throws: what ``DiskStore/setValue(_:forKey:timeToLive:isPinned:)`` throws.
     public func setData(_ data: Data, forKey key: String, timeToLive: Duration? = nil, isPinned: Bool = false) throws(CaskError) {
-        try store(data, data: data, forKey: key, timeToLive: timeToLive, isPinned: isPinned)
+        try writeThrough(data, data: data, forKey: key, as: .plain(timeToLive: timeToLive, isPinned: isPinned))
     }
 
     /// The bytes stored for `key` (a `Codable` value's encoded form), or nil.

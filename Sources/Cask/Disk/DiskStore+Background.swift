@@ -27,15 +27,21 @@ extension DiskStore {
          compactor?.runs.load(ordering: .relaxed) ?? 0)
     }
 
-    /// A change that may leave records in the buffer, an expiring item or dead bytes: makes sure
-    /// the background threads run within their interval. One relaxed load each when they are
-    /// already armed. `compaction` false (a plain put left nothing for the compaction thread)
-    /// leaves that thread asleep: arming it would wake it only to find nothing, once per write.
+    /// The one place that starts background work: after a change that may leave records in
+    /// the buffer, makes sure the flush and sync threads run within their interval (one relaxed
+    /// load each when they are already armed), and starts each job of `jobs` on its thread.
+    /// Without ``BackgroundJobs/lookForCompaction`` (a plain put left nothing for the
+    /// compaction thread) that thread stays asleep: arming it would wake it only to find
+    /// nothing, once per write. ``BackgroundJobs/compactOnWritePath`` is the caller's own
+    /// (``finish(_:)``), not a thread's.
     @inline(__always)
-    func armBackgroundWork(compaction: Bool = true) {
+    func schedule(_ jobs: BackgroundJobs) {
         ticker?.arm()
         syncer?.arm()
-        if compaction { compactor?.arm() }
+        if jobs.contains(.lookForCompaction) { compactor?.arm() }
+        if jobs.contains(.seal) { ticker?.wake() }
+        if jobs.contains(.writeBuffer) { bufferWriter?.wake() }
+        if jobs.contains(.compact) && !jobs.contains(.compactOnWritePath) { compactor?.wake() }
     }
 
     /// Whether records wait in the write buffer for the flush deadline.
@@ -88,7 +94,7 @@ extension DiskStore {
         }
         requestWriteback(due)
         if let claimed { writeOutsideLock(claimed) }
-        if worthSealing { compactor?.arm() }
+        if worthSealing { schedule(.lookForCompaction) }
         if seal { sealInBackground() } else if prepare { prepareReporting() }
         prepareIndexTable()
         return open
@@ -243,7 +249,7 @@ extension DiskStore {
             }
             lastActiveCheck.withLock { $0 = nil }
             var d = s.takeDeferred()
-            d.wantsCompaction = false   // the compaction that follows is this thread's own
+            d.jobs.remove(.compact)   // the compaction that follows is this thread's own
             return d
         }
         if let deferred, !deferred.isEmpty { finish(deferred) }

@@ -101,8 +101,7 @@ extension DiskStore {
             guard s.activeGarbageBytes > 0 else { return nil }
             try s.rollover()
             var d = s.takeDeferred()
-            d.mustCompact = false        // the caller compacts next
-            d.wantsCompaction = false
+            d.jobs.subtract([.compact, .compactOnWritePath])   // the caller compacts next
             return d
         }
         if let deferred, !deferred.isEmpty { finish(deferred) }
@@ -141,7 +140,7 @@ extension DiskStore {
     /// Runs `body` under the lock and then does what it left (events, compaction).
     private func maintain<R>(_ body: (inout StoreState, Int64) throws(CaskError) -> R) throws(CaskError) -> R {
         let now = options.clock.now
-        defer { armBackgroundWork() }
+        defer { schedule(.lookForCompaction) }
         let (result, deferred) = try state.withLock { s throws(CaskError) -> (R, StoreState.Deferred) in
             guard !s.isClosed else { throw .closed }
             let r = try body(&s, now)
@@ -224,15 +223,13 @@ extension DiskStore {
     public func setPinned(_ pinned: Bool, forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
         let now = options.clock.now
-        return try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try writing { s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
-                guard let entry = s.index.entry(forKey: keyBytes),
-                      StoreState.goneCause(entry, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return (false, nil) }
-                if entry.isPinned == pinned { return (true, nil) }
-                // Durable before it takes effect in `.everyWrite`, as a put (the group commit
-                // applies it; a failed sync leaves the pin as it was).
-                return (true, try s.write(.pin(keyBytes, pinned: pinned, target: entry.sequence), now: now, durable: durable).ticket)
-            }
+        return try writing(key) { keyBytes, s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
+            guard let entry = s.index.entry(forKey: keyBytes),
+                  StoreState.goneCause(entry, now: now, ageLimit: s.ageLimitMilliseconds) == nil else { return (false, nil) }
+            if entry.isPinned == pinned { return (true, nil) }
+            // Durable before it takes effect in `.everyWrite`, as a put (the group commit
+            // applies it; a failed sync leaves the pin as it was).
+            return (true, try s.write(.pin(keyBytes, pinned: pinned, target: entry.sequence), now: now, durable: durable).ticket)
         }
     }
 }

@@ -27,40 +27,50 @@ extension DiskStore {
             let size = RecordCodec.encodedSize(keyLength: key.utf8.count, storedLength: stored.count + sealing)
             if let budget = options.itemByteBudget, size > budget { throw .exceedsByteLimit(key: key, size: size, budget: budget) }
             let flags = codecFlags | (isPinned ? Format.RecordFlag.pinned : 0)
-            return try withKeyBytes(key) { keyBytes throws(CaskError) in
-                try writing { s, durable throws(CaskError) in
-                    if s.declines(keyBytes, size: size, isPinned: isPinned, now: now) {
-                        s.stats.admissionsDeclined += 1
-                        return (nil, nil)
-                    }
-                    let written = try s.write(.value(keyBytes, stored: stored, originalLength: originalLength, flags: flags, expiry: expiry),
-                                              now: now, durable: durable)
-                    if !durable { s.enforceLimits(now: now, written: keyBytes) }
-                    return (written.entry, written.ticket)
+            return try writing(key) { keyBytes, s, durable throws(CaskError) in
+                if s.declines(keyBytes, size: size, isPinned: isPinned, now: now) {
+                    s.stats.admissionsDeclined += 1
+                    return (nil, nil)
                 }
+                let written = try s.write(.value(keyBytes, stored: stored, originalLength: originalLength, flags: flags, expiry: expiry),
+                                          now: now, durable: durable)
+                if !durable { s.enforceLimits(now: now, written: keyBytes) }
+                return (written.entry, written.ticket)
             }
         }
     }
 
-    /// The funnel's lock half, which every write takes: runs `body` under the store's lock on
-    /// an open store (`durable`: the store's mode wants each record synced before it is in
-    /// effect), then does what its records left: waits for the group commit of the returned
-    /// ticket, or hands the background work over.
-    /// - Throws: ``CaskError/closed``, what `body` throws, or the group commit's failure (the
-    ///   record is then not in effect).
-    func writing<R>(_ body: (inout StoreState, _ durable: Bool) throws(CaskError) -> (R, ticket: UInt64?)) throws(CaskError) -> R {
+    /// The funnel's lock half, which every write of one key takes: checks `key` (1 to 1,024
+    /// bytes of UTF-8) and runs `body` with its bytes under the store's lock on an open store
+    /// (`durable`: the store's mode wants each record synced before it is in effect), then does
+    /// what its records left: waits for the group commit of the returned ticket, or hands the
+    /// background work over.
+    /// - Throws: ``CaskError/emptyKey``, ``CaskError/keyTooLong(length:maximum:)``,
+    ///   ``CaskError/closed``, what `body` throws, or the group commit's failure (the record is
+    ///   then not in effect).
+    func writing<R>(_ key: String,
+                    _ body: (_ key: UnsafeRawBufferPointer, inout StoreState, _ durable: Bool) throws(CaskError) -> (R, ticket: UInt64?)) throws(CaskError) -> R {
         let durable = options.durability == .everyWrite
-        let (result, ticket, deferred) = try state.withLock { s throws(CaskError) -> (R, UInt64?, StoreState.Deferred) in
-            guard !s.isClosed else { throw .closed }
-            let (result, ticket) = try body(&s, durable)
-            return (result, ticket, ticket == nil ? s.takeDeferred() : StoreState.Deferred())
+        var key = key
+        let locked: Result<(R, UInt64?, StoreState.Deferred), CaskError> = key.withUTF8 { utf8 in
+            Result { () throws(CaskError) in
+                let keyBytes = UnsafeRawBufferPointer(utf8)
+                try checkKeyLength(keyBytes)
+                return try state.withLock { s throws(CaskError) -> (R, UInt64?, StoreState.Deferred) in
+                    guard !s.isClosed else { throw .closed }
+                    let (result, ticket) = try body(keyBytes, &s, durable)
+                    return (result, ticket, ticket == nil ? s.takeDeferred() : StoreState.Deferred())
+                }
+            }
         }
+        let (result, ticket, deferred) = try locked.get()
         if let ticket {
             try commit(ticket)
-            armBackgroundWork()
+            schedule(.lookForCompaction)
+        } else if deferred.isEmpty {
+            schedule(deferred.jobs)
         } else {
-            armBackgroundWork(compaction: deferred.checkCompaction)
-            if !deferred.isEmpty { finish(deferred) }
+            finish(deferred)
         }
         return result
     }

@@ -98,7 +98,7 @@ public final class DiskStore: Sendable {
         // A thread that asked `isArmed()` before `box.store` was set went to sleep without a
         // timer: wake each once, now that it can see the store (an idle store with items to
         // expire or segments to re-seal under a new key would otherwise never be looked at).
-        armBackgroundWork()
+        schedule(.lookForCompaction)
         ExitFlush.register(self)
         let hints = state.withLock { $0.work.takeHints() }
         if !hints.isEmpty { writeHints(hints) }
@@ -132,11 +132,13 @@ public final class DiskStore: Sendable {
     }
 
     deinit {
-        ticker?.stop()
-        bufferWriter?.stop()
-        syncer?.stop()
-        compactor?.stop()
-        try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
+        ExitFlush.closing(self) {
+            ticker?.stop()
+            bufferWriter?.stop()
+            syncer?.stop()
+            compactor?.stop()
+            try? close()   // harmless: a deinit cannot report; close() flushes and syncs what it can, and open recovers the rest
+        }
     }
 
     // MARK: Writing
@@ -212,19 +214,15 @@ public final class DiskStore: Sendable {
     /// Does what a write left for after the lock: hint files, events, compaction (inline when
     /// disk use is past the byte limit's headroom: that is the writers' back-pressure).
     func finish(_ d: StoreState.Deferred) {
-        armBackgroundWork()
+        schedule(d.jobs.union(.lookForCompaction))
         if !d.hints.isEmpty { writeHints(d.hints) }
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
-        if d.sealSoon { ticker?.wake() }
-        if d.flushSoon { bufferWriter?.wake() }
         if d.delayNanoseconds > 0 { usleep(max(1, d.delayNanoseconds / 1000)) }
-        if d.mustCompact {
+        if d.jobs.contains(.compactOnWritePath) {
             state.withLock { $0.stats.compactionsOnTheWritePath += 1 }
             do throws(CaskError) { try relieveByteLimitPressure() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }
-        } else if d.wantsCompaction {
-            compactor?.wake()
         }
     }
 
@@ -239,19 +237,17 @@ public final class DiskStore: Sendable {
     public func removeValue(forKey key: String) throws(CaskError) -> Bool {
         try requireWritable()
         let now = options.clock.now
-        return try withKeyBytes(key) { keyBytes throws(CaskError) in
-            try writing { s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
-                // The newest value may itself still wait for its sync.
-                let waiting = s.commits.newestWrite(ofKey: keyBytes)
-                let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
-                if existing == nil && waiting != nil { return (false, nil) }   // its last write is a removal
-                // An absent key gets a tombstone too: a record of it evicted without one may
-                // still be on disk (format-spec.md, "Eviction without a tombstone").
-                let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
-                let written = try s.write(.tombstone(keyBytes, hiding: StoreState.hiding(existing), removedKey: live ? key : nil),
-                                          now: now, durable: durable)
-                return (live, written.ticket)
-            }
+        return try writing(key) { keyBytes, s, durable throws(CaskError) -> (Bool, ticket: UInt64?) in
+            // The newest value may itself still wait for its sync.
+            let waiting = s.commits.newestWrite(ofKey: keyBytes)
+            let existing = waiting.map { $0.entry.isTombstone ? nil : $0.entry } ?? s.index.entry(forKey: keyBytes)
+            if existing == nil && waiting != nil { return (false, nil) }   // its last write is a removal
+            // An absent key gets a tombstone too: a record of it evicted without one may
+            // still be on disk (format-spec.md, "Eviction without a tombstone").
+            let live = existing.map { StoreState.goneCause($0, now: now, ageLimit: s.ageLimitMilliseconds) == nil } ?? false
+            let written = try s.write(.tombstone(keyBytes, hiding: StoreState.hiding(existing), removedKey: live ? key : nil),
+                                      now: now, durable: durable)
+            return (live, written.ticket)
         }
     }
 
@@ -302,7 +298,12 @@ public final class DiskStore: Sendable {
             }
             return
         }
-        ExitFlush.unregister(self)
+        try ExitFlush.closing(self) { () throws(CaskError) in try closeWritable() }
+    }
+
+    /// ``close()`` of a store open for writing: stops the background work, syncs, writes the
+    /// snapshot (or the active hint) and releases the lock.
+    private func closeWritable() throws(CaskError) {
         ticker?.stop()
         bufferWriter?.stop()
         syncer?.stop()

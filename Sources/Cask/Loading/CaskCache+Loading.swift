@@ -169,10 +169,10 @@ extension CaskCache {
         let jitter = options.timeToLiveJitter.milliseconds
         let fresh = options.timeToLive.milliseconds + (jitter > 0 ? Int64.random(in: 0...jitter) : 0)
         guard options.staleWindow > .zero || !options.tags.isEmpty else {
-            try store(value, data: data, forKey: key, timeToLive: .milliseconds(fresh), isPinned: false)
+            try writeThrough(value, data: data, forKey: key, as: .plain(timeToLive: .milliseconds(fresh), isPinned: false))
             return
         }
-        try storeEntry(value, data: data, forKey: key, freshFor: .milliseconds(fresh), staleWindow: options.staleWindow, tags: options.sortedTags)
+        try writeThrough(value, data: data, forKey: key, as: .entry(freshFor: .milliseconds(fresh), staleWindow: options.staleWindow, tags: options.sortedTags))
     }
 }
 

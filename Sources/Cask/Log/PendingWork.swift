@@ -1,6 +1,6 @@
 /// The work the store's state leaves for after the lock and for its background threads, named
-/// and kept in one place: hint files to write, events to deliver, and the requests that wake
-/// the compaction thread and the flush thread (each woken once per request, not once per put).
+/// and kept in one place: hint files to write, events to deliver, and the background jobs
+/// asked for (``BackgroundJobs``), each woken once per request, not once per put.
 /// A value kept in ``StoreState``; changed only under the store's lock, through these methods;
 /// ``StoreState/takeDeferred()`` hands it over.
 struct PendingWork: Sendable {
@@ -8,18 +8,21 @@ struct PendingWork: Sendable {
     private(set) var hints: [PendingHint] = []
     /// Events to deliver once the lock is released.
     private(set) var events: [StoreEvent] = []
-    /// A compaction is wanted (a rollover, the limits, maintenance) and nobody was told yet.
-    private(set) var compactionWanted = false
-    /// The compaction thread was woken for the byte limit and has not run since (it is woken
-    /// once per crossing of the limit or the eviction watermark).
-    private(set) var compactionWokenForLimit = false
-    /// A sealed segment gained dead bytes since the compaction thread last looked: it runs at
-    /// its next interval (and sleeps without a timer while nothing changes).
-    private(set) var sealedGarbageGrew = false
-    /// The active segment is nearly full: the flush thread seals it (``backgroundRolloverShare``).
-    private(set) var rolloverRequested = false
-    /// The flush thread was woken for the requested rollover or the shut gate (once per segment).
-    private(set) var sealWoken = false
+    /// The jobs asked for and not handed over yet: ``BackgroundJobs/compact`` (a rollover, the
+    /// limits, maintenance), ``BackgroundJobs/seal`` (the active segment is nearly full,
+    /// ``StoreState/backgroundRolloverSize``; kept until the segment is sealed) and
+    /// ``BackgroundJobs/lookForCompaction`` (a sealed segment gained dead bytes since the
+    /// compaction thread last looked; kept until it does).
+    private(set) var requested: BackgroundJobs = []
+    /// The jobs whose thread was woken for the current request: ``BackgroundJobs/seal`` once
+    /// per segment, ``BackgroundJobs/compact`` once per crossing of the byte limit or the
+    /// eviction watermark (until the compaction thread runs).
+    private(set) var woken: BackgroundJobs = []
+
+    /// A sealed segment gained dead bytes since the compaction thread last looked.
+    var sealedGarbageGrew: Bool { requested.contains(.lookForCompaction) }
+    /// The active segment is nearly full and waits for the flush thread to seal it.
+    var rolloverRequested: Bool { requested.contains(.seal) }
     /// When compaction last swept for expired items (ms since 1970).
     private(set) var lastExpirySweep: Int64 = 0
 
@@ -60,34 +63,34 @@ struct PendingWork: Sendable {
     /// Drops queued hints (the store was cleared: their segments are gone).
     mutating func dropHints() { hints = [] }
 
-    mutating func wantCompaction() { compactionWanted = true }
+    mutating func wantCompaction() { requested.insert(.compact) }
 
     /// Wants a compaction for the byte limit, once per crossing. Returns whether this asked.
     @discardableResult
     mutating func wantCompactionForLimit() -> Bool {
-        guard !compactionWokenForLimit else { return false }
-        compactionWanted = true
-        compactionWokenForLimit = true
+        guard !woken.contains(.compact) else { return false }
+        requested.insert(.compact)
+        woken.insert(.compact)
         return true
     }
 
-    mutating func noteSealedGarbage() { sealedGarbageGrew = true }
+    mutating func noteSealedGarbage() { requested.insert(.lookForCompaction) }
 
     /// The compaction thread starts a pass: it has seen the garbage and the limit's call.
     mutating func compactionStarted() {
-        sealedGarbageGrew = false
-        compactionWokenForLimit = false
+        requested.remove(.lookForCompaction)
+        woken.remove(.compact)
     }
 
-    mutating func requestRollover() { rolloverRequested = true }
+    mutating func requestRollover() { requested.insert(.seal) }
 
     /// The active segment was sealed: its rollover request is done, and a compaction may now
     /// rewrite it.
     mutating func rolledOver(hint: PendingHint) {
-        rolloverRequested = false
-        sealWoken = false
+        requested.remove(.seal)
+        woken.remove(.seal)
         hints.append(hint)
-        compactionWanted = true
+        requested.insert(.compact)
     }
 
     mutating func noteExpirySweep(at now: Int64) { lastExpirySweep = now }
@@ -99,7 +102,7 @@ struct PendingWork: Sendable {
     mutating func handOver(into d: inout StoreState.Deferred, sealDue: Bool) {
         if !hints.isEmpty { d.hints = hints; hints = [] }
         if !events.isEmpty { d.events = events; events = [] }
-        if compactionWanted { d.wantsCompaction = true; compactionWanted = false }
-        if sealDue && !sealWoken { d.sealSoon = true; sealWoken = true }
+        if requested.contains(.compact) { d.jobs.insert(.compact); requested.remove(.compact) }
+        if sealDue && !woken.contains(.seal) { d.jobs.insert(.seal); woken.insert(.seal) }
     }
 }

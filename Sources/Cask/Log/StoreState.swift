@@ -172,21 +172,12 @@ struct StoreState: Sendable {
     struct Deferred {
         var hints: [PendingHint] = []
         var events: [StoreEvent] = []
-        var wantsCompaction = false
-        var mustCompact = false
-        /// The active segment is nearly full, or its gate is shut: wake the flush thread to seal
-        /// it, or to sync the sealed one and open the gate.
-        var sealSoon = false
-        /// The compaction thread has something to look at (an item that can expire or age out,
-        /// or dead bytes in a sealed segment): the writer arms it. Not a reason to call `finish`.
-        var checkCompaction = false
-        /// A full buffer was handed off, or a writeback request was noted: the buffer writer
-        /// thread writes it, or makes the request, outside the lock.
-        var flushSoon = false
+        /// The background jobs to start (``DiskStore/schedule(_:)``).
+        var jobs: BackgroundJobs = []
         /// Disk use is in the byte limit's slow-down zone: the write waits this long before it
         /// returns (``StoreState/writeDelayNanoseconds``).
         var delayNanoseconds: UInt32 = 0
-        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !wantsCompaction && !mustCompact && !sealSoon && !flushSoon && delayNanoseconds == 0 }
+        var isEmpty: Bool { hints.isEmpty && events.isEmpty && !jobs.needsHandOver && delayNanoseconds == 0 }
     }
 
     /// Hands over what a write left to do once the lock is released. Allocates nothing when
@@ -195,12 +186,12 @@ struct StoreState: Sendable {
     mutating func takeDeferred() -> Deferred {
         var d = Deferred()
         work.handOver(into: &d, sealDue: work.rolloverRequested || writer.predecessor != nil)
-        if writer.hasPendingHandoff || writer.writebackDue != nil { d.flushSoon = true }
+        if writer.hasPendingHandoff || writer.writebackDue != nil { d.jobs.insert(.writeBuffer) }
         if limits.byteLimit != nil {
-            if isOverHardLimit { d.mustCompact = true } else { d.delayNanoseconds = writeDelayNanoseconds }
+            if isOverHardLimit { d.jobs.insert(.compactOnWritePath) } else { d.delayNanoseconds = writeDelayNanoseconds }
             if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }
         }
-        d.checkCompaction = expiringCount > 0 || ageLimitMilliseconds > 0 || work.sealedGarbageGrew
+        if expiringCount > 0 || ageLimitMilliseconds > 0 || work.sealedGarbageGrew { d.jobs.insert(.lookForCompaction) }
         return d
     }
 
@@ -208,8 +199,7 @@ struct StoreState: Sendable {
     /// thread compacts next, and asking from inside a run would wait for that run).
     mutating func takeBackgroundDeferred() -> Deferred {
         var d = takeDeferred()
-        d.mustCompact = false
-        d.wantsCompaction = false
+        d.jobs.subtract([.compact, .compactOnWritePath])
         return d
     }
 
