@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 
 @Suite struct DiskStoreRoundTripTests {
     @Test func emptySmallLargeAndIncompressibleValuesRoundTrip() throws {

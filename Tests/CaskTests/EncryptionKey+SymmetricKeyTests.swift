@@ -3,6 +3,7 @@
 import Crypto
 import Testing
 @testable import Cask
+@testable import CaskLog
 
 @Suite struct EncryptionKeySymmetricKeyTests {
     @Test func aSymmetricKeyOf256BitsGivesTheSameKey() throws {

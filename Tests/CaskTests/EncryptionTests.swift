@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 import CaskFormat
 
 /// Encryption at rest (format-spec.md, "Sealed records"): values round-trip and never reach the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 import CaskFormat
 
 /// What encryption at rest authenticates besides values (format-spec.md, "Sealed records" and

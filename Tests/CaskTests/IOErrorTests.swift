@@ -2,6 +2,7 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 
 @Suite struct IOErrorTests {
     /// Every failing call surfaces as a typed error, earlier data stays readable, writes work

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
+@testable import CaskLog
 
 @Suite struct MemoryCacheTests {
     @Test func leastRecentlyUsedGoesFirst() {

@@ -1,6 +1,7 @@
 import CaskTesting
 import Testing
 @testable import Cask
+@testable import CaskLog
 
 /// ``SegmentUsages`` (the store's per-segment usage map, two sorted arrays) against a
 /// `Dictionary` over seeded random inserts, updates and removals.

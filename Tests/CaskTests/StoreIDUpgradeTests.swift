@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 import CaskFormat
 
 /// Version-7 stores (written before store ids) open, read and upgrade (format-spec.md,

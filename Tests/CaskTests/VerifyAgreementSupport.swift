@@ -1,5 +1,6 @@
 import Foundation
 @testable import Cask
+@testable import CaskLog
 import CaskFormat
 import CaskTesting
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Cask
+@testable import CaskLog
 import CaskFormat
 import CaskTesting
 
