@@ -1,6 +1,6 @@
 import CaskSupport
 
-package extension CancellationFlag {
+extension CancellationFlag {
     /// Throws ``CaskError/closed`` once ``cancel()`` was called.
     @inline(__always)
     package func check() throws(CaskError) {
