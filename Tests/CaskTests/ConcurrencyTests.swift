@@ -193,4 +193,36 @@ final class Counters: Sendable {
 final class StoreBox: @unchecked Sendable {
     // Set once before any event can fire.
     var store: DiskStore?
+
+    /// `keys()` reads the index in slices of the lock, from the last entry to the first. A
+    /// removal meanwhile moves the last entry into its hole; walked forwards, the walk would
+    /// miss a key moved from the part not yet walked into the part already walked. Here the
+    /// kept keys sit at the end of the index and the removals are of keys before them, so
+    /// that each removal moves a kept key towards the front while `keys()` runs.
+    @Test func keysListsEveryKeyLiveThroughoutWhileRemovalsMoveEntries() throws {
+        let dir = TemporaryDirectory()
+        let store = try DiskStore(directory: dir.path, options: options())
+        let value = Data("v".utf8)
+        for i in 0..<6000 { try store.setValue(value, forKey: "gone\(i)") }
+        for i in 0..<3000 { try store.setValue(value, forKey: "kept\(i)") }
+        for i in 0..<200 { try store.removeValue(forKey: "gone\(i)") }   // removed before any call
+        let done = Atomic<Bool>(false)
+        let remover = Thread {
+            for i in 200..<6000 { _ = try? store.removeValue(forKey: "gone\(i)") }
+            done.store(true, ordering: .releasing)
+        }
+        remover.start()
+        let kept = Set((0..<3000).map { "kept\($0)" })
+        var calls = 0
+        repeat {
+            let keys = store.keys()
+            calls += 1
+            let listed = Set(keys)
+            #expect(listed.count == keys.count, "each key once")
+            #expect(kept.isSubset(of: listed), "missing: \(kept.subtracting(listed).sorted().prefix(5))")
+            #expect(!(0..<200).contains { listed.contains("gone\($0)") }, "a key removed before the call")
+        } while !done.load(ordering: .acquiring)
+        #expect(Set(store.keys()) == kept)
+        #expect(calls > 0)
+    }
 }

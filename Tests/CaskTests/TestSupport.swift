@@ -201,10 +201,22 @@ func becomesQuiet(within seconds: Double, quiet: Double = 0.3, _ count: () -> In
     return false
 }
 
-/// Copies a store directory so that each damaged variant starts from the same bytes.
+/// Copies a store directory so that each damaged variant starts from the same bytes. The store
+/// may be open: a file its background work removes or renames while the copy runs (a hint's
+/// `.tmp`) is left out, as a crash at that moment would leave it (a CI run under
+/// ThreadSanitizer copied a folder while its hint file was being renamed).
 func copyStore(_ source: String, to destination: String) throws {
-    try? FileManager.default.removeItem(atPath: destination)
-    try FileManager.default.copyItem(atPath: source, toPath: destination)
+    let fm = FileManager.default
+    try? fm.removeItem(atPath: destination)
+    let mode = try fm.attributesOfItem(atPath: source)[.posixPermissions]
+    try fm.createDirectory(atPath: destination, withIntermediateDirectories: true, attributes: mode.map { [.posixPermissions: $0] })
+    for name in try fm.contentsOfDirectory(atPath: source) {
+        do {
+            try fm.copyItem(atPath: source + "/" + name, toPath: destination + "/" + name)
+        } catch CocoaError.fileNoSuchFile, CocoaError.fileReadNoSuchFile {
+            continue   // gone since the listing
+        }
+    }
 }
 
 /// Deletes the index snapshot a clean close wrote, so that the next open reads the hint files

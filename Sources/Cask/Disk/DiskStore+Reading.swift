@@ -153,7 +153,7 @@ extension DiskStore {
     /// removed durably, as a read would. Returns how many keys it removed. O(records); for
     /// `cask verify --repair`.
     package func scrub() throws(CaskError) -> Int {
-        let keys = state.withLock { s in s.index.entries.map { s.index.key(of: $0) } }
+        let keys = liveKeys(at: nil)
         let before = state.withLock { $0.stats.corruptRecords }
         for key in keys { _ = try withRecord(forKey: key, usedAt: nil) { _, _, _ in () } }
         return state.withLock { $0.stats.corruptRecords } - before
@@ -202,14 +202,40 @@ extension DiskStore {
         }
     }
 
-    /// The keys of all live, unexpired items, in no particular order. O(n); a snapshot.
+    /// The keys of all live, unexpired items, in no particular order, each once. O(n), read
+    /// in slices of the store's lock (writers waiting for it go first, and none waits for the
+    /// whole walk): every key live for the whole call is listed; one written or removed during
+    /// the call may be listed or not.
     public func keys() -> [String] {
-        let now = options.clock.now
-        return state.withLock { s in
-            let age = s.ageLimitMilliseconds
-            return s.index.entries.compactMap { StoreState.goneCause($0, now: now, ageLimit: age) != nil ? nil : s.index.key(of: $0) }
-        }
+        liveKeys(at: options.clock.now)
     }
+
+    /// The keys of the index's entries, walked in slices from the last entry to the first, so
+    /// that an entry moved by a removal meanwhile (the last fills the hole) comes from the part
+    /// already walked and none is missed; listed once each. With `now`, only live, unexpired
+    /// items; without, every entry.
+    func liveKeys(at now: Int64?) -> [String] {
+        var keys = Set<String>()
+        var cursor = Int.max
+        while cursor > 0 {
+            state.withSlice { s in
+                guard !s.isClosed else { cursor = 0; return }
+                cursor = min(cursor, s.index.count)
+                let low = max(0, cursor - Self.keysPerSlice)
+                let age = s.ageLimitMilliseconds
+                for n in low..<cursor {
+                    let entry = s.index.entry(at: n)
+                    if let now, StoreState.goneCause(entry, now: now, ageLimit: age) != nil { continue }
+                    keys.insert(s.index.key(of: entry))
+                }
+                cursor = low
+            }
+        }
+        return Array(keys)
+    }
+
+    /// Entries ``keys()`` reads in one slice of the lock (about 50 µs).
+    static let keysPerSlice = 1024
 
     /// The number of items in the index (expired items not yet noticed included). O(1).
     public var count: Int { state.withLock { $0.index.count } }
