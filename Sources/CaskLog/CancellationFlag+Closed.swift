@@ -1,6 +1,6 @@
 import CaskSupport
 
-extension CancellationFlag {
+package extension CancellationFlag {
     /// Throws ``CaskError/closed`` once ``cancel()`` was called.
     @inline(__always)
     package func check() throws(CaskError) {

@@ -130,7 +130,7 @@ public enum CaskError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension CaskError {
+package extension CaskError {
     /// A key id as it is printed: 8 hex digits.
     package static func hex(_ id: UInt32) -> String { StoreEncryption.keyIDText(id) }
 

@@ -4,7 +4,7 @@
 #if !canImport(CLibCrypto)
 import Crypto
 
-extension EncryptionKey {
+package extension EncryptionKey {
     /// A key with the bytes of `key`, a CryptoKit (or swift-crypto) key of 256 bits:
     /// `SymmetricKey(size: .bits256)`, or one from the Keychain.
     ///

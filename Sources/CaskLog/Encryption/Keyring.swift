@@ -63,7 +63,7 @@ package struct Keyring: Sendable {
     }
 }
 
-extension Keyring {
+package extension Keyring {
     /// Whether the record at `offset` of `segment` (segment `id`, whose header is `header`,
     /// already checked against the format's rules and its checksum) is sealed under a key of the
     /// ring and its seal holds. Scans use it for pin records (format-spec.md, "Sealed records"),
@@ -90,7 +90,7 @@ extension Keyring {
     }
 }
 
-extension RecordHeader {
+package extension RecordHeader {
     /// The associated data of a version-7 sealed record (format-spec.md, "Sealed records"):
     /// record bytes `4 ..< 40 + keyLength + 4` of `record`, which starts with this header: every
     /// field after the checksum, the key and the key id. Version 8 appends the store binding

@@ -86,7 +86,7 @@ public protocol CaskFileSystem: Sendable {
     func setPermissions(_ mode: UInt16, of path: String) throws(CaskError)
 }
 
-extension CaskFileSystem {
+package extension CaskFileSystem {
     public func mapReadOnly(_ handle: CaskFileHandle, length: Int) -> UnsafeRawBufferPointer? { nil }
     public func unmap(_ region: UnsafeRawBufferPointer) {}
     public func releasePages(_ part: UnsafeRawBufferPointer) {}
@@ -98,7 +98,7 @@ extension CaskFileSystem {
     }
 }
 
-extension CaskFileSystem {
+package extension CaskFileSystem {
     /// Appends all of `buffer`, retrying short writes. Throws on the first failing call.
     @inlinable
     package func appendAll(_ handle: CaskFileHandle, _ buffer: UnsafeRawBufferPointer) throws(CaskError) {

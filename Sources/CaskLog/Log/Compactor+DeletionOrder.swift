@@ -6,7 +6,7 @@ import CaskFormat
 /// gone and the rest still there. A tombstone dropped from the output must not leave an older
 /// record of its key behind in an input that outlives it: it is dropped only when every older
 /// record of its key in the inputs lies in an input deleted no later than its own.
-extension Compactor {
+package extension Compactor {
     /// For each record of `listing` (same positions), whether it is a tombstone whose key has no
     /// older record in an input deleted after the tombstone's. Keys are compared by a 64-bit
     /// hash: a collision can only keep a tombstone that could have gone, never the reverse.

@@ -1,7 +1,7 @@
 import CaskFormat
 
 /// What a pass reads: its input segments and the list of their records.
-extension Compactor {
+package extension Compactor {
     /// One input segment: mapped when the file system maps files (by the segment's own mapping,
     /// or, when that is shorter than the sealed file, a mapping of its own), else read whole.
     package struct Input {

@@ -1,6 +1,6 @@
 import CaskFormat
 
-extension Compactor {
+package extension Compactor {
     /// The most inputs one pass takes (a listed record names its input in 16 bits); the rest
     /// wait for the next pass.
     package static let maximumInputs = 4096
@@ -78,7 +78,7 @@ extension Compactor {
 }
 
 /// Dead bytes in the active segment, which compaction can reclaim only once it is sealed.
-extension StoreState {
+package extension StoreState {
     /// Bytes of the active segment's records that no longer hold a live item (overwritten,
     /// removed, expired or evicted values, and tombstones), buffered records included.
     package var activeGarbageBytes: Int64 {

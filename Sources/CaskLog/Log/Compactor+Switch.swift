@@ -9,7 +9,7 @@
 /// input record it copied, and moves that record's live bytes from the input's usage to the
 /// output's, so the usage stays exact whichever copy a later write forgets. The inputs are
 /// forgotten in the last slice, once nothing points into them.
-extension Compactor {
+package extension Compactor {
     /// Points the index (and live pin records) at the output, then forgets the inputs. Returns the
     /// keys whose entries still pointed at an input: they had no valid record to copy.
     package func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {

@@ -1,7 +1,7 @@
 import CaskFormat
 import Dispatch
 
-extension IndexSnapshot {
+package extension IndexSnapshot {
     /// The index saved in `directory`'s snapshot, when the snapshot is complete (its checksum
     /// and end magic hold) and describes exactly `segments` (the same ids, sizes and tail
     /// checksums, in id order). Nil otherwise: a missing, stale, torn or foreign snapshot is
@@ -204,7 +204,7 @@ private final class SectionReads: @unchecked Sendable {
     var pinBytes: [UInt8] { pinResult ?? [] }
 }
 
-extension IndexSnapshot {
+package extension IndexSnapshot {
     /// The seal at the end of a snapshot of a store with encryption on (format-spec.md, "File
     /// seals"): a GMAC tag for each of its four sections (header and marks, slots, entries,
     /// keys and pin records).

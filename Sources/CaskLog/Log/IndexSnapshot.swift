@@ -85,7 +85,7 @@ package enum IndexSnapshot {
 
 // MARK: Writing
 
-extension IndexSnapshot {
+package extension IndexSnapshot {
     /// Writes the snapshot of `index` over the segments `marks`: a temporary file, renamed over
     /// ``fileName`` (no sync, see the type's documentation). Streams through a 1 MiB buffer.
     /// With `keyring` (encryption on) the snapshot ends with a seal over its four sections

@@ -8,7 +8,7 @@ import Musl
 import Darwin
 #endif
 
-extension KeyIndex {
+package extension KeyIndex {
     // MARK: Iteration
 
     /// Runs `body` with the key of entry `n` and the entry.
@@ -87,7 +87,7 @@ extension KeyIndex {
 }
 
 /// The index by `String` keys (their UTF-8 bytes).
-extension KeyIndex {
+package extension KeyIndex {
     /// The entry for `key`, or nil.
     package func entry(forKey key: String) -> IndexEntry? {
         withUTF8(key) { entry(forKey: $0) }

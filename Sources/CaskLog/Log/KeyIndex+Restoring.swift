@@ -3,7 +3,7 @@ import Dispatch
 import Synchronization
 
 /// The check a restored index passes before it is used (``KeyIndex/init(restoring:expiries:keys:slots:seed:)``).
-extension KeyIndex {
+package extension KeyIndex {
     /// Whether looking up each entry's key finds that very entry. Read-only, so split over the
     /// cores; the keys are hashed 16 at a time and their home slots prefetched, so that the
     /// table's cache misses overlap instead of following one another.

@@ -128,7 +128,7 @@ package struct PreparedSegment: Sendable {
 /// The tail's side of a rollover: which segment becomes active, and the numbering that goes
 /// with it. ``StoreState`` (StoreState+Rollover.swift) decides when, syncs, and tells the
 /// segment set.
-extension LogTail {
+package extension LogTail {
     /// The prepared segment, when it may follow the active one: prepared behind it, and above
     /// every sequence number it took (always, by the reservation's bound).
     package var usablePrepared: PreparedSegment? {

@@ -1,6 +1,6 @@
 import CaskFormat
 
-extension SegmentScanner {
+package extension SegmentScanner {
     /// ``scan(_:visit:)`` for the store: a file that is not a segment at all, or of a newer
     /// format version, becomes the ``CaskError`` that names `file` and the fix.
     package static func scan(_ bytes: UnsafeRawBufferPointer, file: String, visit: (RecordHeader, Int) -> Void) throws(CaskError) -> Summary {

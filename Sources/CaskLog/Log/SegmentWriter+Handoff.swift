@@ -3,7 +3,7 @@
 /// (format-spec.md, "Writing protocol"). One handoff at a time: while the flush thread writes
 /// the last, the next buffer grows, up to ``maximumBufferFactor`` write buffers; only past that
 /// does the appending thread write both itself.
-extension SegmentWriter {
+package extension SegmentWriter {
     /// Makes room for the next record: hands the full buffer to the flush thread when nothing
     /// else is handed off; lets it grow while something is (or while the gate is shut, up to
     /// ``maximumBufferFactor`` write buffers); else writes it here (``flush()``, which opens

@@ -2,7 +2,7 @@ import CaskFormat
 import Logging
 
 /// Loading one segment: from its hint file, or by scanning it (recovery steps 3, 5, 6 and 7).
-extension StoreLoader {
+package extension StoreLoader {
     /// Applies a valid hint file; false (after logging) when it is missing or invalid. A read
     /// that fails throws: the segment is not scanned around it (with damage in the segment, a
     /// scan without its hint would drop more keys than the hint's list of what was lost).

@@ -4,7 +4,7 @@ import CaskFormat
 
 /// The last step of an open: the store's starting state from what recovery kept (a writer's,
 /// with an active segment, or a reader's), and the accounting it starts with.
-extension StoreLoader {
+package extension StoreLoader {
     /// What a store whose records reach ``Format/maximumSequence`` gets told (format-spec.md,
     /// "Sequence numbers"): no repair renumbers a store, and a copy keeps the record.
     package static let noSequenceLeft = "no sequence numbers are left for new writes, and no repair renumbers a store; reads still work (`cask get`, `cask ls`): remove the store's folder to start empty (a cache refills)"

@@ -156,7 +156,7 @@ package final class StoreLock: Sendable {
 
 // MARK: Reader side
 
-extension StoreLock {
+package extension StoreLock {
     /// The deletion generation in `directory`'s lock file as a reader sees it: nil when there is
     /// no lock file or it holds none (no writer since it was made, or one of an older version).
     package static func generation(in directory: String, fs: any CaskFileSystem) -> UInt64? {

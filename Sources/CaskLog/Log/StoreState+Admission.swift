@@ -1,6 +1,6 @@
 /// The frequency-aware policy's admission (``EvictionPolicy/frequencyAware``): whether a put of
 /// a new key may displace the item eviction would take next.
-extension StoreState {
+package extension StoreState {
     /// Candidates looked at for the next victim before giving up (each read or written since
     /// the walk is passed over, as eviction passes it).
     package static let victimSearchLimit = 16

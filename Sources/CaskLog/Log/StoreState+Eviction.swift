@@ -15,7 +15,7 @@ import CaskFormat
 /// compaction thread's walks, in slices of the lock (DiskStore+Eviction.swift), can miss a key
 /// that a removal moved within the index during the walk: an eviction ahead of the limit is
 /// exact among its candidates only.
-extension StoreState {
+package extension StoreState {
     /// Evicts items in LRU order until `isDone` holds (`afterAWalk`, when given, once a walk of
     /// the index was needed: a batch that pays for the walk): items already expired or past the
     /// age limit first (with their own cause), then unpinned before pinned, then least recently

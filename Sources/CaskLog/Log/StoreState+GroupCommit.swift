@@ -10,7 +10,7 @@
 /// Readers never see a durable write before it is durable. A failed sync (or flush) fails every
 /// waiting write in the active segment and cuts the file back to what was synced; a failed
 /// fsync is never retried and trusted (the segment is abandoned at the next write).
-extension StoreState {
+package extension StoreState {
     /// Installs the waiting writes that are durable now, in order: those in sealed segments (a
     /// segment is synced before it is sealed) and those in the active one below `syncedSize`.
     package mutating func installDurable(now: Int64) {

@@ -1,6 +1,6 @@
 import CaskFormat
 
-extension StoreState {
+package extension StoreState {
     /// Writes the index snapshot (on a clean close, after the active segment is synced), so
     /// that the next open loads the index from one file and access times survive without
     /// rewriting hint files. Returns false on failure, which is logged: open then reads the hint

@@ -1,6 +1,6 @@
 /// What every part of ``StoreState`` promises, and what holds between them: checked by the
 /// model-based tests after every step, and available to any test.
-extension StoreState {
+package extension StoreState {
     /// The first invariant that does not hold, or nil. Walks the whole index: for tests and
     /// debug checks, never on a caller's path.
     package func invariantViolation() -> String? {

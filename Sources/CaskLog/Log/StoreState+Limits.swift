@@ -8,7 +8,7 @@ import CaskFormat
 /// (``StoreState/hasNoOlderRecordElsewhere(_:)``): no compaction or crash can then bring an older
 /// value back, and a crash can bring back only the value it had, as when a tombstone is lost
 /// (format-spec.md, "Eviction without a tombstone").
-extension StoreState {
+package extension StoreState {
     /// Milliseconds of the age limit (0 = none; a limit is at least 1 ms). An item is gone once
     /// more than this has passed since its last read or write.
     package var ageLimitMilliseconds: Int64 { limits.ageLimit.map { $0.milliseconds } ?? 0 }
@@ -187,7 +187,7 @@ extension StoreState {
     }
 }
 
-extension StoreStatistics {
+package extension StoreStatistics {
     package mutating func record(_ cause: EvictionCause) {
         switch cause {
         case .size: evictionsBySize += 1

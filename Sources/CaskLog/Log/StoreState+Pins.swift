@@ -1,6 +1,6 @@
 import CaskFormat
 
-extension StoreState {
+package extension StoreState {
     /// Makes the pin record at `location` the key's live one, replacing an earlier one, and
     /// counts its bytes as live. The index entry's flag is not changed here.
     package mutating func setLivePinRecord(_ location: PinRecordLocation, forKey key: UnsafeRawBufferPointer) {

@@ -1,7 +1,7 @@
 import CaskFormat
 
 /// Sealing the active segment and starting the next (format-spec.md, "Rollover").
-extension StoreState {
+package extension StoreState {
     /// Segments of at least this many bytes are sealed in the background (format-spec.md,
     /// "Rollover"); smaller ones only by the write that fills them.
     package static let backgroundRolloverMinimum = 1 << 20

@@ -58,7 +58,7 @@ package struct RecordWrite {
 
 /// The funnel every record goes through (format-spec.md, "Writing protocol"): appended, then in
 /// effect at once, or (durable) queued for the group commit, which puts it in effect once synced.
-extension StoreState {
+package extension StoreState {
     /// Appends `record` to the active segment. A durable record waits in ``commits`` until the
     /// group commit has synced it (``installDurable(now:)`` puts it in effect); any other is in
     /// effect when this returns. Limits are the caller's, once per batch

@@ -5,7 +5,7 @@
 /// the processor's caches and 78 µs (269 µs at most) on a 1 M-key store whose index lookups
 /// miss them (measured in `cask-harness churn`). A writer that arrives while a slice runs waits
 /// for it, so the slice's length is the writer's worst wait on background work.
-extension StoreStateLock {
+package extension StoreStateLock {
     /// How long one slice holds the lock, at most about: a put that arrives while it runs waits
     /// this long in the worst case.
     package static let sliceBudgetNanoseconds: UInt64 = 20_000
@@ -34,7 +34,7 @@ extension StoreStateLock {
     }
 }
 
-extension StoreStateLock {
+package extension StoreStateLock {
     /// ``forEachInSlices(_:between:_:)`` with nothing to do between slices.
     @discardableResult
     package func forEachInSlices(_ range: Range<Int>, _ step: (inout StoreState, Int) -> Bool) -> Int {

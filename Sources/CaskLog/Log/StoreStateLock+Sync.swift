@@ -1,5 +1,5 @@
 /// Syncing the active segment without holding the store's lock over the `fdatasync`.
-extension StoreStateLock {
+package extension StoreStateLock {
     /// Flushes the active segment under the lock and `fdatasync`s it outside, like the group
     /// commit: records appended before this call are durable when it returns. A failed sync
     /// fails what it covered, as ``StoreState/syncActive()`` does. Used by compaction (before

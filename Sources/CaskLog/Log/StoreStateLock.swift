@@ -18,18 +18,16 @@ import Synchronization
 /// before this existed). With it, a writer waits for at most the one slice that held the lock
 /// when it arrived.
 package final class StoreStateLock: Sendable {
-    // Used by the inlinable lock functions, which the disk store (another module) calls on
-    // every operation: inlined there, as they were before the log became a module.
-    @usableFromInline let locked: Locked<StoreState>
+    private let locked: Locked<StoreState>
     /// Callers inside ``withLock(_:)`` that have not yet acquired the mutex.
-    @usableFromInline let waiting = Atomic<Int>(0)
+    private let waiting = Atomic<Int>(0)
 
     package init(_ state: consuming StoreState) {
         locked = Locked(state)
     }
 
     /// Runs `body` with exclusive access to the state. Do not call back into the same lock.
-    @inlinable @inline(__always)
+    @inline(__always)
     package func withLock<R, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
         waiting.add(1, ordering: .relaxed)
         return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in
@@ -48,7 +46,7 @@ package final class StoreStateLock: Sendable {
     /// ``forEachInSlices(_:between:_:)``): a caller arriving while it runs waits for it. Finding
     /// the lock held (by a put: about a microsecond), it retries before sleeping, as callers do:
     /// a background thread woken from the kernel for every slice did half the work.
-    @inlinable @inline(__always)
+    @inline(__always)
     package func withSlice<R, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
         yieldToWaiters()
         return try locked.withLock(spinningFor: Self.callerSpinNanoseconds) { s throws(E) -> R in try body(&s) }
@@ -56,7 +54,7 @@ package final class StoreStateLock: Sendable {
 
     /// Waits (yielding the processor) while callers wait for the lock, up to about a
     /// millisecond: long enough for a woken writer to run, never a livelock under endless load.
-    @usableFromInline func yieldToWaiters() {
+    private func yieldToWaiters() {
         var spins = 0
         while waiting.load(ordering: .relaxed) > 0 && spins < 2000 {
             sched_yield()
