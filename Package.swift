@@ -56,14 +56,8 @@ let package = Package(
         .target(name: "CaskMemory", dependencies: ["CaskSupport", "CCaskSupport"]),
         // The on-disk format: depends on nothing above the C shims.
         .target(name: "CaskFormat", dependencies: ["CLZ4", "CCaskSupport"]),
-        // The log and what it needs: segments, records, the index, compaction, recovery, the
-        // store's state and its parts; file I/O; encryption at rest; and the public types the
-        // log takes and reports (`StoreOptions`, `StoreLimits`, `StoreStatistics`, `StoreEvent`,
-        // `CompactionReport`, `CaskError`). Imports nothing above `CaskFormat`, `CaskMemory`
-        // and `CaskSupport`; `Cask` re-exports it (Sources/Cask/Exports.swift). Its other
-        // declarations are `package` at most: no test hook is public API.
         .target(
-            name: "CaskLog",
+            name: "Cask",
             dependencies: [
                 "CaskFormat", "CaskMemory", "CaskSupport", "CCaskSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -71,15 +65,7 @@ let package = Package(
                 .target(name: "CLibCrypto", condition: .when(platforms: [.linux])),
             ]
         ),
-        // The disk store, the cache facade, loading and inspection, over `CaskLog`.
-        .target(
-            name: "Cask",
-            dependencies: [
-                "CaskLog", "CaskFormat", "CaskMemory", "CaskSupport", "CCaskSupport",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .target(name: "CaskTesting", dependencies: ["Cask", "CaskLog", "CaskFormat", "CaskSupport"]),
+        .target(name: "CaskTesting", dependencies: ["Cask", "CaskFormat", "CaskSupport"]),
         // What the command-line tools share: output formatting, progress, exit statuses.
         .target(
             name: "CaskToolSupport",
@@ -107,7 +93,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CaskTests", dependencies: [
-            "Cask", "CaskLog", "CaskFormat", "CaskMemory", "CaskSupport", "CaskTesting", "CaskToolSupport", swiftCrypto,
+            "Cask", "CaskFormat", "CaskMemory", "CaskSupport", "CaskTesting", "CaskToolSupport", swiftCrypto,
         ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

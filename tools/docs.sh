@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of Cask (Sources/Cask/Cask.docc) through the swift-docc-plugin,
 # from a symbol graph that includes the public declarations of the modules `Cask` re-exports
-# (`CaskLog`, `CaskMemory`, `CaskSupport`: Sources/Cask/Exports.swift), so that `StoreOptions`, `MemoryCache`,
+# (`CaskMemory`, `CaskSupport`: Sources/Cask/Exports.swift), so that `MemoryCache`,
 # `EvictionCause` and `WallClock` are documented under Cask, where `import Cask` finds them.
 #
 # Why not `swift package generate-documentation --target Cask` alone: SwiftPM extracts a target's
@@ -34,7 +34,7 @@ if command -v xcrun > /dev/null; then sdk_flags=(-sdk "$(xcrun --show-sdk-path)"
 swift-symbolgraph-extract -module-name Cask -target "$target" "${sdk_flags[@]}" \
     -I "$bin/Modules" -module-cache-path "$bin/ModuleCache" "${clang_flags[@]}" \
     -minimum-access-level public -emit-extension-block-symbols \
-    -experimental-allowed-reexported-modules=CaskLog,CaskMemory,CaskSupport \
+    -experimental-allowed-reexported-modules=CaskMemory,CaskSupport \
     -output-dir "$graphs"
 
 swift package generate-documentation --target Cask --additional-symbol-graph-dir "$graphs" "$@"

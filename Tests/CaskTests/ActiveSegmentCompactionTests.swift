@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Compaction reclaims the active segment's garbage too (issue 26): `compact()` seals it first,
 /// and the compaction thread seals it once the store is idle and it is mostly dead, so a store

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// ``DiskStore/backup(to:)`` and `cask backup` (issue 14): a consistent copy of a live store,
 /// cheap (sealed segments hard-linked), that opens as a normal store with every key that was

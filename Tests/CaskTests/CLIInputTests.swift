@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import CaskFormat
 @testable import Cask
-@testable import CaskLog
 
 /// Whether libfiu's `fiu-run` is installed (package fiu-utils), for fault-injection tests.
 let fiuRunIsInstalled = shellSucceeds("command -v fiu-run")

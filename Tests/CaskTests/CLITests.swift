@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Each `cask` verb's output and exit status, on good, damaged, locked and foreign directories.
 @Suite struct CLITests {

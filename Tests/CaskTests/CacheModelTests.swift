@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 // Model-based tests of the documented cache semantics (README "Cache limits", "The two-level

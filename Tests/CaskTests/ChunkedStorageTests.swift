@@ -1,7 +1,6 @@
 import Testing
 import CaskFormat
 @testable import Cask
-@testable import CaskLog
 
 /// The index's arrays grow by chunks, never by copying (ChunkedArray, KeyArena), and the hint
 /// entries of the active segment by parts (HintBuilder): each checked against a plain array.

@@ -1,6 +1,5 @@
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// The group commit's queue (CommitQueue.swift) on its own: tickets, what a sync covers, failures.

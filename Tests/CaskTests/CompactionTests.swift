@@ -3,9 +3,8 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
-/// The compactor's phases (Sources/CaskLog/Log/Compactor.swift), one test each where a phase has a
+/// The compactor's phases (Sources/Cask/Log/Compactor.swift), one test each where a phase has a
 /// rule of its own. Compaction is also covered, under other conditions, by:
 /// - PowerLossTests.compactionCrashedAfterEachOfItsCallsRecovers: power loss after every file
 ///   system call of a pass, under every loss model;

@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Shared flags and counts for tests that run many tasks.
 final class Counters: Sendable {

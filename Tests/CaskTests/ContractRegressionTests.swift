@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// One regression test per disk-store and facade item of issue 12; each failed before its fix.
 @Suite struct ContractRegressionTests {

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Damage never costs more than it must (issue 14): when a sealed segment with an intact hint
 /// file is cut short, the hint says exactly which records were in the lost bytes, and only their

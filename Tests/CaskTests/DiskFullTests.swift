@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Whether this machine lets an unprivileged user namespace mount a tmpfs (`unshare -rm`).
 let canMountTinyDisk = shellSucceeds("unshare -rm sh -c 'mount -t tmpfs -o size=64k tmpfs /tmp' 2>/dev/null")

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct DiskStoreRoundTripTests {
     @Test func emptySmallLargeAndIncompressibleValuesRoundTrip() throws {

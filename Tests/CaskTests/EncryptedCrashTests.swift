@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The crash suites with encryption on (format-spec.md, "Sealed records"): power loss at a
 /// random call under every crash model, and a key rotation (a compaction that re-seals) cut

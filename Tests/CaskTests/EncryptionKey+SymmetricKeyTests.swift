@@ -3,7 +3,6 @@
 import Crypto
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct EncryptionKeySymmetricKeyTests {
     @Test func aSymmetricKeyOf256BitsGivesTheSameKey() throws {

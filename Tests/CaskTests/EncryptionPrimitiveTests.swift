@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The primitives under encryption at rest against published vectors: on Linux they are the
 /// system libcrypto's, on Apple platforms swift-crypto's, and a store written on one must open

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// Encryption at rest (format-spec.md, "Sealed records"): values round-trip and never reach the

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The compaction thread evicts ahead of the byte limit (DiskStore+Eviction.swift): past the low
 /// watermark, with no put reaching the limit, it evicts the least recently used items down to

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Evictions under limits, most of them without a tombstone (format-spec.md, "Eviction without a
 /// tombstone"): whatever a crash, a compaction or a reopen from hint files does, no key comes

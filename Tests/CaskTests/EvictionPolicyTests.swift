@@ -3,7 +3,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The frequency-aware policy (``EvictionPolicy/frequencyAware``) and its sketch: what it
 /// keeps that LRU does not, and what it never declines.

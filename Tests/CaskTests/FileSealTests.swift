@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// What encryption at rest authenticates besides values (format-spec.md, "Sealed records" and

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// The worked examples of format-spec.md, byte for byte.

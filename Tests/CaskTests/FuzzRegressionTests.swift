@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 @_spi(Fuzzing) import CaskFormat
 
 /// Replays the fuzzers' seed corpus and every kept crash input through the same entry points.

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Durable writes from several threads (group commit, StoreState+GroupCommit.swift): every
 /// acknowledged write survives a crash, a failed sync fails exactly the writes it covered, and

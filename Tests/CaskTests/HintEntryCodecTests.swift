@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// Version-3 hint entries (format-spec.md, "Hint entry"): what is written is read back exactly,

@@ -2,7 +2,6 @@ import CaskFormat
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Files someone else wrote (issue 41): numbers out of any writer's range, links, FIFOs and
 /// loose modes never trap, hang, write outside the store, or vouch for what they hold. Each

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct IOErrorTests {
     /// Every failing call surfaces as a typed error, earlier data stays readable, writes work

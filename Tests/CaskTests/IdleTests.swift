@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// An idle store causes no wake-ups (issue 15): the flush thread runs only while records wait
 /// for the flush deadline (or an interval sync), the compaction thread only while an item can

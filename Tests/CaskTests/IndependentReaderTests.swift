@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// tools/caskdump.py reads a store from format-spec.md alone; it must agree with `cask ls --json`

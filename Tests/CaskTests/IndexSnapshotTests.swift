@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// The index snapshot written at a clean close (format-spec.md, "Index snapshot"): the next

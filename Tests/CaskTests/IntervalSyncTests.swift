@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// `.interval(d)` syncs at most once per `d` (plus rollover and close), and still makes every
 /// write durable within `d` (issue 26). Syncs are counted by the file system itself

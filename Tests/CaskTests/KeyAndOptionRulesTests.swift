@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The rules for keys and per-item options that issue 27 found inconsistent between writes and
 /// reads and between the layers (its list in rule 8), each with the decision the docs state.

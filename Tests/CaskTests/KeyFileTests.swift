@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The `cask` tool's key files (`CASK_KEY_FILE`): good ones open and rotate a store; every bad
 /// list or file is refused with the path and the fix, before the store is opened, never a trap.

@@ -1,7 +1,6 @@
 import Testing
 import CaskFormat
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct KeyIndexTests {
     /// Entry `n`: every field derived from `n`; every third one has an expiry, every fifth is

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// A real child process does durable puts and removes and is SIGKILLed at random moments; every
 /// acknowledged operation must survive and nothing else may appear.

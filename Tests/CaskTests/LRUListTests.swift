@@ -1,7 +1,6 @@
 import CaskTesting
 import Testing
 @testable import Cask
-@testable import CaskLog
 @testable import CaskMemory
 
 /// The memory shard's own hash table (``LRUList``) against a `Dictionary` and an array in LRU

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct LimitsTests {
     func store(_ dir: TemporaryDirectory, limits: StoreLimits, clock: ManualClock? = nil, events: Locked<[StoreEvent]>? = nil, segmentSize: Int = 4096, compacting: Bool = false) throws -> DiskStore {

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 // The loader API against a small reference model (docs: LoadingValues.md). Each seeded random
 // sequence of loads (that succeed, fail, or hang past the timeouts), plain reads and writes,

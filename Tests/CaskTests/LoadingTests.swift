@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The loader API's concurrency and timing rules (docs: LoadingValues.md); the model suite
 /// (LoadingModelTests) checks its semantics over random sequences.

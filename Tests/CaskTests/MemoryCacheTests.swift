@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 @Suite struct MemoryCacheTests {
     @Test func leastRecentlyUsedGoesFirst() {

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// The contract between the facade's memory layer and the disk layer (``MemoryCopies``): the
 /// disk layer records the records that go and never calls up; the facade pulls those changes

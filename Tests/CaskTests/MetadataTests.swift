@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import CaskFormat
 @testable import Cask
-@testable import CaskLog
 
 /// ``DiskStore/metadata(forKey:)`` and the listings: the index keeps neither a value's original
 /// length nor its write time, so they come from the record's header, wherever the record is

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// One writer process and three reader processes on one store for 60 s (issue 14): the writer
 /// puts, removes, rolls over and compacts, logging each operation before it makes it and each

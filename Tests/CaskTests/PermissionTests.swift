@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Owner-only files by default, whatever the umask; ``StorePermissions/groupReadable``; a
 /// store others could write is refused and left as it was; backups keep the modes; another user

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// `setPinned` changes the pin and nothing else: not the access time (LRU), not the write time,

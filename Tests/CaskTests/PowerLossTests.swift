@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// A seeded workload of puts and removes against `store`, recorded in `oracle`; stops at the
 /// first failure (the crash). Syncs every `syncEvery` operations.

@@ -3,7 +3,6 @@ import Testing
 import CaskFormat
 import CaskTesting
 @testable import Cask
-@testable import CaskLog
 
 /// The rollover behind a gate (format-spec.md, "Rollover", and recovery steps 2 and 6): a crash
 /// can leave the next segment prepared (only its header) while the active one still has

@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// A failed read is never damage (format-spec.md, "A failed read is never damage"): an open,
 /// read, scrub or compaction whose read fails throws a typed I/O error and changes nothing,

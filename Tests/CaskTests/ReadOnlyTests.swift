@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Every file of a directory: name, bytes' checksum, size and modification time.
 func directoryFingerprint(_ path: String) throws -> [String: String] {

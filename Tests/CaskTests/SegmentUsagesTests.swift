@@ -1,7 +1,6 @@
 import CaskTesting
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// ``SegmentUsages`` (the store's per-segment usage map, two sorted arrays) against a
 /// `Dictionary` over seeded random inserts, updates and removals.

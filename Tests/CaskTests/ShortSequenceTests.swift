@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Every sequence of up to three operations, crashed after every file-system call it makes,
 /// under every crash model (CrashMonkey's finding: nearly all crash bugs need three operations

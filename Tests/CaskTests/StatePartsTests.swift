@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// The parts of ``StoreState`` on their own (Architecture.md, "The store's state"): each changes

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// A record belongs to one store (issue 41; format-spec.md, "Store id"): seals of format

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 
 /// Version-7 stores (written before store ids) open, read and upgrade (format-spec.md,

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// Whether strace can trace a child here (ptrace may be forbidden in some containers).
 let straceWorks = shellSucceeds("strace -qq -e trace=none true 2>/dev/null")

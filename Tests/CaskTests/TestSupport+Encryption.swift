@@ -1,7 +1,6 @@
 import CaskFormat
 import Foundation
 @testable import Cask
-@testable import CaskLog
 
 // Helpers for the encryption suites (the rest are in TestSupport.swift).
 

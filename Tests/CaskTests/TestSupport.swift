@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 import CaskTesting
 

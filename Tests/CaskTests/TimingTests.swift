@@ -2,7 +2,6 @@ import CaskTesting
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 
 /// ``DiskStore/observeTimings(_:)`` and ``CaskCache/observeTimings(_:)``: what is timed, that
 /// a failed sync is timed too, and that nothing is delivered once the observation ends.

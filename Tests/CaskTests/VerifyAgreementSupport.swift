@@ -1,6 +1,5 @@
 import Foundation
 @testable import Cask
-@testable import CaskLog
 import CaskFormat
 import CaskTesting
 

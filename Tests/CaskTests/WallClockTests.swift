@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import Cask
-@testable import CaskLog
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import CaskTesting
 @testable import Cask
-@testable import CaskLog
 
 /// Full write buffers of the active segment are written by the buffer writer thread, outside the
 /// store's lock (SegmentWriter+Handoff.swift): records stay readable while handed off, nothing

@@ -5,6 +5,9 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(CLibCrypto)
+import CLibCrypto
+#endif
 
 /// Keeps what open stores acknowledged when the process exits normally (`exit()`, a return from
 /// `main`) without closing them: an `atexit` handler, installed with the first store, hands
@@ -29,7 +32,9 @@ enum ExitFlush {
     /// How long the exit handler waits for closes under way.
     static let closeWait: Duration = .seconds(10)
     private static let installed: Bool = {
-        CryptoRuntime.initialise()   // libcrypto's exit handler first, so that it runs after this one
+        #if canImport(CLibCrypto)
+        _ = cask_crypto_init()   // libcrypto's exit handler first, so that it runs after this one
+        #endif
         atexit { ExitFlush.flushAll() }
         return true
     }()

@@ -1,0 +1,9 @@
+import CaskSupport
+
+extension CancellationFlag {
+    /// Throws ``CaskError/closed`` once ``cancel()`` was called.
+    @inline(__always)
+    func check() throws(CaskError) {
+        if isCancelled { throw .closed }
+    }
+}
