@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The hit-ratio benchmark (issue 43): seeded traces (Zipf 0.6, 0.8 and 0.99 over 20,000 keys, a
-# loop and a scan mixed into a Zipf; 400,000 requests each) replayed cache-aside (get; set on a
+# loop and a scan mixed into a Zipf, a Zipf whose popular keys move every 50,000 requests;
+# 400,000 requests each) replayed cache-aside (get; set on a
 # miss) with 8 KiB random values under a 50 MB limit against an exact LRU of the same bytes,
 # python-diskcache 5.6.3, theine (W-TinyLFU) and Cask (`cask-harness hitratio`, a DiskStore with
 # only `limits.byteLimit` set), Cask at full write speed and with its sets held to --rate MB/s.
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 requests="${HITRATIO_REQUESTS:-400000}"
 rate=20
-traces="zipf-0.6,zipf-0.8,zipf-0.99,loop,scan"
+traces="zipf-0.6,zipf-0.8,zipf-0.99,loop,scan,shift"
 policies="lru,frequency"
 seed=43
 out="Benchmarks/results/hitratio"

@@ -23,7 +23,7 @@ except ImportError:
     sys.exit("plot_hitratio.py needs matplotlib: python3 -m pip install matplotlib")
 
 FORMAT = sys.argv[2] if len(sys.argv) > 2 else "svg"
-COLORS = {"exact-lru": "#7f7f7f", "diskcache": "#1f77b4", "theine": "#2ca02c"}
+COLORS = {"exact-lru": "#7f7f7f", "belady": "#000000", "best-static": "#c7c7c7", "diskcache": "#1f77b4", "theine": "#2ca02c"}
 CASK_COLORS = ["#d62728", "#ff9896", "#8c1a1a", "#e377c2"]
 
 
@@ -62,11 +62,12 @@ def plot_bars(folder, rows, subtitle):
         bars = ax.bar(xs, ys, width, label=name, color=color_of(name, names))
         ax.bar_label(bars, labels=[f"{y:.2f}" if not math.isnan(y) else "" for y in ys], fontsize=6, padding=1)
     ax.set_xticks(range(len(traces)), traces)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.2)   # headroom above 1 for the legend
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("hit ratio")
     ax.set_title("Hit ratio, cache-aside, same traces\n" + subtitle, fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, ncol=3, loc="upper left")
+    ax.legend(fontsize=8, ncol=5, loc="upper left")
     fig.tight_layout()
     fig.savefig(os.path.join(folder, f"hitratio-bars.{FORMAT}"), dpi=120)
     plt.close(fig)

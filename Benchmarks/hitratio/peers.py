@@ -27,6 +27,14 @@ request counts). The caches:
               module, which its lossy read buffer draws from, is seeded (--seed). Its Rust core
               still seeds itself from the OS, so its hit ratio varies by about 0.0005 from run
               to run.
+  belady      a bound, not a cache: Belady's offline optimum for items of one size (it knows
+              the future; on a miss it stores the key unless every held key and this one is
+              asked for again sooner, and it evicts the held key asked for again last). No
+              policy serves more hits. Needs every item to have the same size (they do here).
+  best-static a bound for policies that count: the same bytes filled at once with the keys the
+              whole trace asks for most, each first request a miss. A policy that knew every
+              key's true popularity in advance, and no order, would serve this many hits on a
+              trace with a fixed popularity (the Zipf traces); on the others it is no bound.
 
 Output on stdout, one JSON line per cache and trace:
   {"cache", "trace", "hits", "requests", "hit_ratio", "live_bytes", "live_items", "seconds", ...}
@@ -36,6 +44,8 @@ diskcache, read back; for theine, its item count times the item size). diskcache
 """
 import argparse
 import array
+import collections
+import heapq
 import json
 import os
 import random
@@ -44,7 +54,7 @@ import tempfile
 import time
 from collections import OrderedDict
 
-CACHES = ("exact-lru", "diskcache", "theine")
+CACHES = ("exact-lru", "diskcache", "theine", "belady", "best-static")
 
 
 def key_string(key_id):
@@ -152,7 +162,43 @@ def run_theine(ids, trace, args, counter):
                           capacity_items=items, version=version("theine"))
 
 
-RUNNERS = {"exact-lru": run_exact_lru, "diskcache": run_diskcache, "theine": run_theine}
+def run_belady(ids, trace, args, counter):
+    capacity = args.byte_limit // (len(key_string(0)) + args.value_size)
+    never = len(ids)
+    next_use, last = [never] * len(ids), {}
+    for i in range(len(ids) - 1, -1, -1):
+        next_use[i] = last.get(ids[i], never)
+        last[ids[i]] = i
+    held, heap = {}, []   # key id -> next use; max-heap of (-next use, key id), stale ones skipped
+    for i, key_id in enumerate(ids):
+        hit = key_id in held
+        if not hit and len(held) >= capacity:
+            while -heap[0][0] != held.get(heap[0][1]):
+                heapq.heappop(heap)
+            if -heap[0][0] <= next_use[i]:
+                counter.record(i, False)
+                continue   # every held key comes back sooner than this one: do not store it
+            del held[heapq.heappop(heap)[1]]
+        held[key_id] = next_use[i]
+        heapq.heappush(heap, (-next_use[i], key_id))
+        counter.record(i, hit)
+    item_bytes = len(key_string(0)) + args.value_size
+    return counter.result("belady", trace, live_bytes=len(held) * item_bytes, live_items=len(held))
+
+
+def run_best_static(ids, trace, args, counter):
+    capacity = args.byte_limit // (len(key_string(0)) + args.value_size)
+    kept = {k for k, _ in collections.Counter(ids).most_common(capacity)}
+    seen = set()
+    for i, key_id in enumerate(ids):
+        counter.record(i, key_id in kept and key_id in seen)
+        seen.add(key_id)
+    item_bytes = len(key_string(0)) + args.value_size
+    return counter.result("best-static", trace, live_bytes=len(kept) * item_bytes, live_items=len(kept))
+
+
+RUNNERS = {"exact-lru": run_exact_lru, "diskcache": run_diskcache, "theine": run_theine,
+           "belady": run_belady, "best-static": run_best_static}
 
 
 def main():

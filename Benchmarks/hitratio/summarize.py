@@ -24,7 +24,7 @@ import os
 import platform
 import subprocess
 
-CACHE_ORDER = {"exact-lru": 0, "diskcache": 1, "theine": 2, "cask": 3}
+CACHE_ORDER = {"exact-lru": 0, "belady": 1, "best-static": 2, "diskcache": 3, "theine": 4, "cask": 5}
 COLUMNS = ["cache", "trace", "rate", "hit_ratio", "ratio_to_exact_lru", "live_bytes", "live_fraction_of_limit",
            "write_amplification", "disk_bytes_max"]
 
@@ -42,7 +42,7 @@ def cache_name(run):
 
 
 def rate_label(run):
-    if run["cache"] in ("exact-lru", "theine"):
+    if run["cache"] in ("exact-lru", "theine", "belady", "best-static"):
         return "-"
     rate = run.get("rate", 0)
     return "full" if not rate else f"{rate:g}"

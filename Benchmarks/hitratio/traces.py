@@ -29,10 +29,16 @@ Traces (defaults; --requests and --keys scale them):
       in order), about two thirds of what the cache holds. Each scan pushes that much of the hot
       set out of an LRU; a frequency-aware cache does not admit the scanned keys. 20% of the
       requests are scan requests (never hits for anyone).
+  shift
+      The pattern a recency window exists for (W-TinyLFU's "window"): Zipf(0.8) over 20,000 keys
+      whose popularity moves to 20,000 fresh keys every 50,000 requests (phase p draws ids
+      p * 20,000 ... p * 20,000 + 19,999, each phase with its own rank order). The keys that were
+      hot keep their counts in a frequency sketch until it ages them; new hot keys must win
+      their place against them, while an LRU forgets the old phase at once.
 
-Deterministic from the seed: each trace draws from its own `random.Random(seed + k)`, k = 1 ... 5
+Deterministic from the seed: each trace draws from its own `random.Random(seed + k)`, k = 1 ... 6
 in the order above (Mersenne Twister: `random()` and `shuffle` give the same sequence on every
-CPython 3 version since 3.2). Pure Python, no numpy (about 1 s for all five traces).
+CPython 3 version since 3.2). Pure Python, no numpy (about 2 s for all six traces).
 """
 import argparse
 import bisect
@@ -49,6 +55,7 @@ LOOP_SHARE = 0.5
 SCAN_EVERY = 16_000
 SCAN_LENGTH = 4_000
 SCAN_FIRST_ID = 1_000_000
+SHIFT_EVERY = 50_000
 
 
 class Zipf:
@@ -102,6 +109,16 @@ def scan_trace(seed, requests, keys):
     return out
 
 
+def shift_trace(seed, requests, keys):
+    rng = random.Random(seed)
+    out, phase = [], 0
+    while len(out) < requests:
+        zipf = Zipf(rng, 0.8, keys, first_id=phase * keys)
+        out.extend(zipf.draw() for _ in range(min(SHIFT_EVERY, requests - len(out))))
+        phase += 1
+    return out
+
+
 def traces(seed, requests, keys):
     """{name: (parameters, generator of the key id list)}; each trace has its own seed."""
     return {
@@ -113,6 +130,8 @@ def traces(seed, requests, keys):
         "scan": ({"kind": "scan", "zipf_exponent": 0.8, "zipf_keys": keys, "scan_every": SCAN_EVERY,
                   "scan_length": SCAN_LENGTH, "scan_first_id": SCAN_FIRST_ID},
                  lambda: scan_trace(seed + 5, requests, keys)),
+        "shift": ({"kind": "shift", "zipf_exponent": 0.8, "zipf_keys": keys, "shift_every": SHIFT_EVERY},
+                  lambda: shift_trace(seed + 6, requests, keys)),
     }
 
 

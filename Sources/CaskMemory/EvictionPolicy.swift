@@ -16,6 +16,9 @@ public enum EvictionPolicy: Sendable, Equatable {
     /// a disk store's put returns normally (``StoreStatistics/admissionsDeclined``), a
     /// ``MemoryCache``'s `setValue` returns false (``MemoryCache/admissionsDeclined``); a later
     /// read misses. A key asked for again soon wins its place. Overwrites are never declined,
-    /// nor, in a disk store, pinned puts and puts into a store without a byte limit.
+    /// nor, in a disk store, pinned puts and puts into a store without a byte limit. Where what
+    /// is popular changes faster than the cache turns over, this policy serves fewer hits than
+    /// LRU: keys that were popular keep their counts until the sketch halves them (0.78 of an
+    /// exact LRU's hits on the hit-ratio benchmark's shift trace, LimitsAndEviction.md).
     case frequencyAware
 }
