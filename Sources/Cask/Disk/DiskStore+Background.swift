@@ -44,15 +44,18 @@ extension DiskStore {
         if jobs.contains(.compact) && !jobs.contains(.compactOnWritePath) { compactor?.wake() }
     }
 
-    /// Whether records wait in the write buffer for the flush deadline.
-    var hasUnflushedRecords: Bool {
-        state.withLock { s in !s.isClosed && s.writer.size > s.writer.flushedSize }
+    /// What of the active segment waits: records in the write buffer (`unflushed`, for the
+    /// flush deadline) and records not yet `fdatasync`ed (`unsynced`, written or buffered, for
+    /// an interval sync). Nil once the store is closed.
+    var waitingRecords: (unflushed: Bool, unsynced: Bool)? {
+        state.withLock { s in s.isClosed ? nil : (s.writer.size > s.writer.flushedSize, s.writer.size > s.writer.syncedSize) }
     }
 
+    /// Whether records wait in the write buffer for the flush deadline.
+    var hasUnflushedRecords: Bool { waitingRecords?.unflushed ?? false }
+
     /// Whether records wait for an interval sync (written or buffered, not yet `fdatasync`ed).
-    var hasUnsyncedRecords: Bool {
-        state.withLock { s in !s.isClosed && s.writer.size > s.writer.syncedSize }
-    }
+    var hasUnsyncedRecords: Bool { waitingRecords?.unsynced ?? false }
 
     /// Whether the compaction thread must look at its next interval: some item can expire or
     /// age out, a sealed segment gained dead bytes since it last looked, or the active segment
@@ -169,8 +172,7 @@ extension DiskStore {
             }
             if !deferred.isEmpty { finish(deferred) }
         } catch {
-            state.withLock { $0.stats.backgroundFailures += 1 }
-            options.logger.warning("background rollover failed: \(error)")
+            state.noteBackgroundFailure("background rollover failed", error)
         }
     }
 
@@ -178,8 +180,7 @@ extension DiskStore {
     /// segment itself).
     private func prepareReporting() {
         do throws(CaskError) { try prepareNextSegment() } catch {
-            state.withLock { $0.stats.backgroundFailures += 1 }
-            options.logger.warning("could not prepare the next segment: \(error)")
+            state.noteBackgroundFailure("could not prepare the next segment", error)
         }
     }
 
@@ -209,13 +210,11 @@ extension DiskStore {
     /// The `fdatasync` runs outside the store's lock (``StoreStateLock/syncActiveOutsideLock()``):
     /// a second of writes can take milliseconds to sync, and no put waits for it.
     func backgroundSync() -> Bool {
-        let (open, unsynced) = state.withLock { s in (!s.isClosed, s.writer.size > s.writer.syncedSize) }
-        guard open else { return false }
-        guard unsynced else { return true }
+        guard let waiting = waitingRecords else { return false }
+        guard waiting.unsynced else { return true }
         do throws(CaskError) { try state.syncActiveOutsideLock() } catch {
             if error == .closed { return false }
-            state.withLock { $0.stats.backgroundFailures += 1 }
-            options.logger.warning("background sync failed: \(error)")
+            state.noteBackgroundFailure("background sync failed", error)
         }
         return true
     }

@@ -13,7 +13,7 @@ extension DiskStore {
         let role = commitGate.lead(unlessSettled: { state.withLock { $0.commits.isSettled(ticket) } })
         if role.waited { lastConcurrentDurableWrite.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
         guard role.isLeader else {
-            if let error = state.withLock({ $0.commits.takeFailure(of: ticket) }) { throw error }
+            try throwFailure(of: ticket)
             return
         }
         let deferred = { () -> StoreState.Deferred in
@@ -55,6 +55,11 @@ extension DiskStore {
             }
         }()
         if !deferred.isEmpty { finish(deferred) }
+        try throwFailure(of: ticket)
+    }
+
+    /// Throws the error the group commit recorded for the write `ticket`, if any (and forgets it).
+    private func throwFailure(of ticket: UInt64) throws(CaskError) {
         if let error = state.withLock({ $0.commits.takeFailure(of: ticket) }) { throw error }
     }
 
@@ -74,10 +79,11 @@ extension DiskStore {
     private func gatherConcurrentWriters() {
         let start = DispatchTime.now().uptimeNanoseconds
         guard start &- lastConcurrentDurableWrite.load(ordering: .relaxed) < 2_000_000 else { return }
-        let initial = state.withLock { $0.commits.count }
+        let commitsQueued = { self.state.withLock { $0.commits.count } }
+        let initial = commitsQueued()
         while DispatchTime.now().uptimeNanoseconds - start < 50_000 {
             sched_yield()
-            if state.withLock({ $0.commits.count }) > initial { return }
+            if commitsQueued() > initial { return }
         }
     }
 }

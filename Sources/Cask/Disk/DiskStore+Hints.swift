@@ -1,6 +1,14 @@
 import CaskFormat
 
 extension DiskStore {
+    /// Writes the hints the store has queued (``writeHints(_:)``): at open, those of segments
+    /// scanned without one; at close, those of segments sealed in the background since the
+    /// last write.
+    func writePendingHints() {
+        let hints = state.withLock { $0.work.takeHints() }
+        if !hints.isEmpty { writeHints(hints) }
+    }
+
     /// Writes sealed segments' hint files on the background queue. A hint whose segment was
     /// compacted away meanwhile is removed again.
     func writeHints(_ hints: [PendingHint]) {
@@ -23,8 +31,7 @@ extension DiskStore {
 FileNames.join(directory, FileNames.hint(id))) }
                     }
                 } catch {
-                    state.withLock { $0.stats.backgroundFailures += 1 }
-                    options.logger.warning("could not write the hint file of segment \(id): \(error)")
+                    state.noteBackgroundFailure("could not write the hint file of segment \(id)", error)
                 }
             }
         }

@@ -59,14 +59,15 @@ extension DiskStore {
                 try closing.check()
                 let now = options.clock.now
                 sweepExpiredItems(force: force, now: now)
-                let (plan, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, StoreState.Deferred) in
+                // `rotates`: the pass re-seals segments sealed under a previous key.
+                let (plan, rotates, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, Bool, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
                     let plan = Compactor.plan(&s, force: force, now: now)
-                    return (plan, s.takeBackgroundDeferred())
+                    let rotates = plan?.ids.contains { id in s.usage[id].map { s.options.needsReseal(segment: id, keyID: $0.keyID) } ?? false }
+                    return (plan, rotates ?? false, s.takeBackgroundDeferred())
                 }
                 if !deferred.isEmpty { finish(deferred) }
                 guard let plan else { break }
-                let rotates = state.withLock { s in plan.ids.contains { id in s.usage[id].map { s.options.needsReseal(segment: id, keyID: $0.keyID) } ?? false } }
                 let report = try compactor.run(plan)
                 if timings.isObserved { timings.deliver(CaskTiming(.compaction, .nanoseconds(Int64(report.seconds * 1e9)))) }
                 options.eventHandler?(.compacted(report))
@@ -120,8 +121,7 @@ extension DiskStore {
             _ = try runCompaction(force: false) { [self] in evictAheadOfTheByteLimit() }
         } catch {
             if error == .closed { return false }
-            state.withLock { $0.stats.backgroundFailures += 1 }
-            options.logger.warning("background compaction failed: \(error)")
+            state.noteBackgroundFailure("background compaction failed", error)
         }
         return true
     }

@@ -154,9 +154,9 @@ extension DiskStore {
     /// `cask verify --repair`.
     package func scrub() throws(CaskError) -> Int {
         let keys = liveKeys(at: nil)
-        let before = state.withLock { $0.stats.corruptRecords }
+        let before = statistics.corruptRecords
         for key in keys { _ = try withRecord(forKey: key, usedAt: nil) { _, _, _ in () } }
-        return state.withLock { $0.stats.corruptRecords } - before
+        return statistics.corruptRecords - before
     }
 
     /// Checks a record read for `entry` (checksum, key, sequence, lengths) and calls `body` with
@@ -244,13 +244,18 @@ extension DiskStore {
     static let keysPerSlice = 1024
 
     /// The number of items in the index (expired items not yet noticed included). O(1).
-    public var count: Int { state.withLock { $0.index.count } }
+    public var count: Int { sizes.count }
 
     /// Bytes of live records (headers and keys included).
-    public var liveBytes: Int { Int(state.withLock { $0.liveBytes }) }
+    public var liveBytes: Int { sizes.liveBytes }
 
     /// Bytes of all segment and hint files.
-    public var fileBytes: Int { Int(state.withLock { $0.fileBytes }) }
+    public var fileBytes: Int { sizes.fileBytes }
+
+    /// ``count``, ``liveBytes`` and ``fileBytes`` at one moment. O(1).
+    private var sizes: (count: Int, liveBytes: Int, fileBytes: Int) {
+        state.withLock { s in (s.index.count, Int(s.liveBytes), Int(s.fileBytes)) }
+    }
 
     /// Counters and sizes at this moment.
     public var statistics: StoreStatistics {
@@ -295,7 +300,7 @@ extension DiskStore {
     /// store without encryption. A previous key whose id is no longer listed (after rotation by
     /// compaction) can be dropped from ``StoreEncryption/previousKeys``. O(segments).
     public var encryptionKeysInUse: [UInt32] {
-        state.withLock { s in Set(s.usage.values.map(\.keyID)).subtracting([0]).sorted() }
+        Set(segmentInfo().map(\.keyID)).subtracting([0]).sorted()
     }
 
     /// Every segment, in id order.

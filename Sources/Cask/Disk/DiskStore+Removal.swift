@@ -34,16 +34,11 @@ extension DiskStore {
         }
         let now = options.clock.now
         let bytes = Array(prefix.utf8)
+        // Durable before its walk in every mode (format-spec.md, "Removal by prefix").
         let (ticket, sequence) = try withKeyBytes(prefix) { p throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
-                guard !s.isClosed else { throw .closed }
-                // Durable before its walk in every mode (format-spec.md, "Removal by prefix").
-                let (record, ticket) = try s.write(.removal(p), now: now, durable: true)
-                s.work.beginSweep(record.sequence, of: bytes)
-                return (ticket!, record.sequence)
-            }
+            try beginSweep(.removal(p), of: bytes, now: now)
         }
-        defer { state.withLock { $0.work.endSweep(sequence) } }
+        defer { endSweeps([sequence]) }
         // Every record written before it is durable and in the index once this returns.
         try commit(ticket)
         return removeFromIndex(prefix: bytes, olderThan: sequence, now: now)
@@ -87,6 +82,23 @@ extension DiskStore {
 
     /// Entries a removal's walk checks between two readings of the clock.
     static let entriesPerRemovalStep = 256
+
+    /// Writes `removal` (a removal record by prefix or by tag) durably and marks the sweep of
+    /// the index it starts (over keys beginning with `bytes`, or tagged with them): the
+    /// record's commit ticket and sequence number, which ends the sweep (``endSweeps(_:)``).
+    func beginSweep(_ removal: RecordWrite, of bytes: [UInt8], now: Int64) throws(CaskError) -> (ticket: UInt64, sequence: UInt64) {
+        try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
+            guard !s.isClosed else { throw .closed }
+            let (record, ticket) = try s.write(removal, now: now, durable: true)
+            s.work.beginSweep(record.sequence, of: bytes)
+            return (ticket!, record.sequence)
+        }
+    }
+
+    /// Ends the sweeps of the removal records of `sequences` (``beginSweep(_:of:now:)``).
+    func endSweeps(_ sequences: [UInt64]) {
+        state.withLock { s in for sequence in sequences { s.work.endSweep(sequence) } }
+    }
 }
 
 extension StoreState {

@@ -32,20 +32,15 @@ extension DiskStore {
         try Self.checkTag(tag)
         let now = options.clock.now
         let bytes = Array(tag.utf8)
+        // Durable before its walk in every mode (format-spec.md, "Removal by tag").
         let (ticket, sequence) = try withKeyBytes(tag) { t throws(CaskError) in
-            try state.withLock { s throws(CaskError) -> (UInt64, UInt64) in
-                guard !s.isClosed else { throw .closed }
-                // Durable before its walk in every mode (format-spec.md, "Removal by tag").
-                let (record, ticket) = try s.write(.removal(t, tag: true), now: now, durable: true)
-                s.work.beginSweep(record.sequence, of: bytes)
-                return (ticket!, record.sequence)
-            }
+            try beginSweep(.removal(t, tag: true), of: bytes, now: now)
         }
         do throws(CaskError) {
             // Every record written before it is durable and in the index once this returns.
             try commit(ticket)
         } catch {
-            state.withLock { $0.work.endSweep(sequence) }
+            endSweeps([sequence])
             throw error
         }
         var removals = TagRemovals()
@@ -96,7 +91,7 @@ extension DiskStore {
         }
         let removed = removeCovered(covered, now: now, reportsEvents: reportsEvents)
         if let failure { throw failure }
-        state.withLock { s in for r in removals.removals { s.work.endSweep(r.sequence) } }
+        endSweeps(removals.removals.map(\.sequence))
         return removed
     }
 

@@ -100,8 +100,7 @@ public final class DiskStore: Sendable {
         // expire or segments to re-seal under a new key would otherwise never be looked at).
         schedule(.lookForCompaction)
         ExitFlush.register(self)
-        let hints = state.withLock { $0.work.takeHints() }
-        if !hints.isEmpty { writeHints(hints) }
+        writePendingHints()
         try applyTagRemovalsFoundAtOpen()
     }
 
@@ -312,7 +311,7 @@ public final class DiskStore: Sendable {
         compactionLock.withLock { _ in }
         // Hints of segments sealed in the background since the last write: written now (their
         // entries are in memory), or the next open would have to scan those segments for them.
-        writeHints(state.withLock { $0.work.takeHints() })
+        writePendingHints()
         hintQueue.sync {}
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }

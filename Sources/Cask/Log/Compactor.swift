@@ -254,7 +254,7 @@ struct Compactor {
         try? fs.remove(FileNames.join(directory, FileNames.hint(plan.outputID)))
         guard renamed else { return }
         if (try? fs.remove(FileNames.join(directory, FileNames.segment(plan.outputID)))) == nil {
-            state.withLock { $0.segmentSet.apply(.lingering(minimumSequence: lowestSequence)) }
+            apply([.lingering(minimumSequence: lowestSequence)])
         }
         try? fs.syncDirectory(directory)
     }
@@ -294,7 +294,7 @@ struct Compactor {
             for (n, id) in plan.ids.enumerated() {
                 try fs.remove(FileNames.join(directory, FileNames.hint(id)))
                 try fs.remove(FileNames.join(directory, FileNames.segment(id)))
-                state.withLock { $0.segmentSet.apply(.unlinked(id)) }
+                apply([.unlinked(id)])
                 try fs.syncDirectory(directory)
                 if n == 0 { CrashPoint.compactionDuringDelete.reach() }
             }
@@ -302,13 +302,15 @@ struct Compactor {
         do throws(CaskError) {
             if let lock { try lock.whileDeleting(deletions) } else { try deletions() }
         } catch {
-            state.withLock { s in
-                s.segmentSet.apply(.lingering(minimumSequence: lowestSequence))
-                // Left for the next open to remove; no longer counted, or writes would wait
-                // for a compaction that cannot free them.
-                for id in plan.ids { s.segmentSet.apply(.unlinked(id)) }
-            }
+            // Left for the next open to remove; no longer counted, or writes would wait for a
+            // compaction that cannot free them.
+            apply([.lingering(minimumSequence: lowestSequence)] + plan.ids.map { .unlinked($0) })
             throw error
         }
+    }
+
+    /// Applies `edits` to the segment set in one slice of the lock, in order.
+    private func apply(_ edits: [SegmentSet.Edit]) {
+        state.withLock { s in for edit in edits { s.segmentSet.apply(edit) } }
     }
 }
