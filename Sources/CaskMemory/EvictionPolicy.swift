@@ -11,14 +11,17 @@ public enum EvictionPolicy: Sendable, Equatable {
     /// was asked for lately (reads, hits and misses, in a count-min sketch of 4-bit counters
     /// that halves them every `10 ×` the item count requests). A write of a key the cache does
     /// not hold, made when it would push the cache past its limit, is stored only when its key
-    /// was asked for more often than the least recently used item it would evict (when that
-    /// item was never asked for, it is stored, as under LRU). A declined write stores nothing:
-    /// a disk store's put returns normally (``StoreStatistics/admissionsDeclined``), a
-    /// ``MemoryCache``'s `setValue` returns false (``MemoryCache/admissionsDeclined``); a later
-    /// read misses. A key asked for again soon wins its place. Overwrites are never declined,
-    /// nor, in a disk store, pinned puts and puts into a store without a byte limit. Where what
-    /// is popular changes faster than the cache turns over, this policy serves fewer hits than
-    /// LRU: keys that were popular keep their counts until the sketch halves them (0.78 of an
-    /// exact LRU's hits on the hit-ratio benchmark's shift trace, LimitsAndEviction.md).
+    /// was asked for more often than the least recently used item it would evict, give or take
+    /// a handicap the cache adapts as it runs (when that item was never asked for, it is
+    /// stored, as under LRU). The handicap (0 to 16 counts, in the new key's favour) rises each
+    /// time a key is asked for again soon after it was declined, and falls each time a key is
+    /// asked for again after a limit evicted it, so that when what is popular changes the new
+    /// popular keys get in within a few requests (ARC adapts its split the same way; Caffeine
+    /// adapts its window). A declined write stores nothing: a disk store's put returns normally
+    /// (``StoreStatistics/admissionsDeclined``), a ``MemoryCache``'s `setValue` returns false
+    /// (``MemoryCache/admissionsDeclined``); a later read misses. Overwrites are never declined,
+    /// nor, in a disk store, pinned puts and puts into a store without a byte limit. Measured
+    /// on the hit-ratio benchmark's traces against LRU: LimitsAndEviction.md, "Policies".
+    /// Memory: up to about 50 bytes a key held, for the sketch and the two lists of recent hashes.
     case frequencyAware
 }

@@ -8,21 +8,25 @@ extension MemoryCache {
     /// ``EvictionPolicy/leastRecentlyUsed``). Thread-safe.
     public var admissionsDeclined: Int { declined.load(ordering: .relaxed) }
 
-    /// Counts a request (a read, hit or miss) for the key of hash `h`. The sketch grows with
-    /// the items held. One lock, O(1) amortized.
+    /// Counts a request (a read, hit or miss: `missed`) for the key of hash `h`. The sketch
+    /// grows with the items held. One lock, O(1) amortized.
     @usableFromInline
-    func noteRequest(_ h: UInt64) {
+    func noteRequest(_ h: UInt64, missed: Bool) {
         let items = itemCount.load(ordering: .relaxed)
-        frequencies?.withLock { sketch in
-            sketch.ensureCapacity(items)
-            sketch.increment(h)
-        }
+        frequencies?.withLock { $0.noteRequest(h, keys: items, missed: missed) }
+    }
+
+    /// Notes the hashes of items a limit evicted (the policy's ghost list of evicted keys).
+    @usableFromInline
+    func noteEvictions(_ hashes: [UInt64]) {
+        frequencies?.withLock { admission in for h in hashes { admission.noteEviction(h) } }
     }
 
     /// True when the policy declines a write of `key` (hash `h`, `cost`): the cache does not
     /// hold the key, storing it would pass a limit, and the key was asked for no more often
-    /// lately than the cache's least recently used item (one that was never asked for always
-    /// loses). Under concurrent writes the victim compared against may be gone by the time the
+    /// lately than the cache's least recently used item, give or take the adaptive handicap
+    /// (one that was never asked for always loses; ``EvictionPolicy/frequencyAware``). Under
+    /// concurrent writes the victim compared against may be gone by the time the
     /// write evicts: the comparison is TinyLFU's, not a guarantee. Counts what it declines.
     @usableFromInline
     func declines(_ key: String, hash h: UInt64, cost: Int) -> Bool {
@@ -30,10 +34,7 @@ extension MemoryCache {
               itemCount.load(ordering: .relaxed) >= countLimit || costSum.load(ordering: .relaxed) &+ cost > costLimit,
               !withShard(h, { shard in shard.withLock { $0.position(of: key, hash: h) != nil } }),
               let victim = leastRecentlyUsedHash() else { return false }
-        let admitted = frequencies.withLock { sketch in
-            let candidate = sketch.frequency(h), incumbent = sketch.frequency(victim)
-            return candidate > incumbent || incumbent == 0
-        }
+        let admitted = frequencies.withLock { $0.admits(h, over: victim) }
         if !admitted { declined.add(1, ordering: .relaxed) }
         return !admitted
     }

@@ -27,12 +27,16 @@ extension MemoryCache {
     @inlinable
     func enforceLimits() {
         var evicted: [(String, Value, EvictionCause)] = []
+        var evictedHashes: [UInt64] = []   // for the frequency-aware policy's ghost list
         while itemCount.load(ordering: .relaxed) > countLimit, let n = evictLeastRecentlyUsed() {
             evicted.append((n.key, n.value!, .count))
+            if countsRequests { evictedHashes.append(n.hash) }
         }
         while costSum.load(ordering: .relaxed) > costLimit, let n = evictLeastRecentlyUsed() {
             evicted.append((n.key, n.value!, .cost))
+            if countsRequests { evictedHashes.append(n.hash) }
         }
+        if !evictedHashes.isEmpty { noteEvictions(evictedHashes) }
         notify(evicted)
     }
 

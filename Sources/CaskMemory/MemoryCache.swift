@@ -84,7 +84,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @usableFromInline let usesPending = Atomic<Bool>(false)
     /// How often each key was asked for lately, under ``EvictionPolicy/frequencyAware``; nil
     /// under LRU (MemoryCache+Admission.swift).
-    let frequencies: Locked<FrequencySketch>?
+    let frequencies: Locked<TinyLFUAdmission>?
     /// `frequencies != nil`, for the inlined read and write paths.
     @usableFromInline let countsRequests: Bool
     /// Writes the policy declined.
@@ -121,7 +121,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         self.ageMilliseconds = limits.ageLimit.map { max(0, $0.milliseconds) } ?? -1
         self.clock = clock
         self.onEviction = onEviction
-        self.frequencies = limits.policy == .frequencyAware ? Locked(FrequencySketch(capacity: 1024)) : nil
+        self.frequencies = limits.policy == .frequencyAware ? Locked(TinyLFUAdmission(capacity: 1024)) : nil
         self.countsRequests = limits.policy == .frequencyAware
         if let interval = limits.autoTrimInterval {
             let box = WeakMemoryCacheBox<Value>()
@@ -175,15 +175,18 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     @inlinable @inline(__always)
     package func value<Reader: MemoryRead>(forKey key: String, now: Int64, reading reader: Reader) -> Reader.Result? where Reader.Value == Value {
         let h = hash(key)
-        if countsRequests { noteRequest(h) }
         switch withShard(h, { $0.read(key, hash: h, now: now, ageMilliseconds: ageMilliseconds, reading: reader) }) {
         case .absent:
+            if countsRequests { noteRequest(h, missed: true) }
             return nil
         case .found(let result, let isRecorded):
+            if countsRequests { noteRequest(h, missed: false) }
             if isRecorded { noteRecordedUse() }
             return result
         case .needsWriteLock:
-            return lockedValue(forKey: key, hash: h, now: now, use: nextUse(), reading: reader)
+            let result = lockedValue(forKey: key, hash: h, now: now, use: nextUse(), reading: reader)
+            if countsRequests { noteRequest(h, missed: result == nil) }
+            return result
         }
     }
 

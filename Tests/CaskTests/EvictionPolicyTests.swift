@@ -84,3 +84,89 @@ import Testing
         #expect(sketch.sampleSize == 60_000 && sketch.frequency(b) == 3, "a longer period keeps the counts")
     }
 }
+
+/// The frequency-aware policy's adaptive handicap (``TinyLFUAdmission``) and its ghost lists.
+@Suite struct AdaptiveAdmissionTests {
+    @Test func aGhostListForgetsTheOldestAndGivesEachHashBackOnce() {
+        var ghosts = GhostList(capacity: 3)
+        for h: UInt64 in [1, 2, 3, 3] { ghosts.insert(h) }
+        #expect(ghosts.count == 3)
+        ghosts.insert(4)   // forgets 1
+        #expect(!ghosts.remove(1) && ghosts.remove(2) && !ghosts.remove(2))
+        ghosts.insert(2)   // again, in a new slot: the ring's old slot of 2 must not drop it
+        ghosts.insert(5)
+        ghosts.insert(6)
+        #expect(ghosts.remove(2) || ghosts.count <= 3)
+        #expect(ghosts.count <= 3, "never more than its capacity")
+        ghosts.ensureCapacity(100)
+        #expect(ghosts.capacity == 100 && ghosts.count == 0, "resized when the cache grows past twice")
+        ghosts.ensureCapacity(120)
+        #expect(ghosts.capacity == 100, "kept within a factor of two")
+    }
+
+    @Test func theBiasRisesWhenDeclinedKeysComeBackAndFallsWhenEvictedOnesDo() {
+        var admission = TinyLFUAdmission(capacity: 1000)
+        let popular: UInt64 = 7
+        for _ in 0..<10 { admission.noteRequest(popular, keys: 1000, missed: false) }
+        // A new key asked for once loses to the popular victim; asked for again soon after, it
+        // was declined too strictly: the handicap grows, until the key gets in.
+        var rounds = 0
+        let newcomer: UInt64 = 99
+        while true {
+            admission.noteRequest(newcomer, keys: 1000, missed: true)
+            if admission.admits(newcomer, over: popular) { break }
+            rounds += 1
+            #expect(rounds < 20, "a key declined again and again must get in")
+            if rounds >= 20 { return }
+        }
+        let raised = admission.bias
+        #expect(raised > 0, "the bias rose (rounds: \(rounds))")
+        #expect(rounds <= 6, "the bias and the newcomer's own count together let it in within a few requests: took \(rounds)")
+        // Keys evicted and asked for again: recency alone kept the wrong keys.
+        for h: UInt64 in 1000..<1100 { admission.noteEviction(h) }
+        for h: UInt64 in 1000..<1100 { admission.noteRequest(h, keys: 1000, missed: true) }
+        #expect(admission.bias == 0, "back to TinyLFU after \(raised) evicted keys came back")
+        // Bounded above: a cache that declines everything that comes back admits all of it.
+        for h: UInt64 in 2000..<2100 {
+            admission.noteRequest(h, keys: 1000, missed: true)
+            _ = admission.admits(h, over: popular)
+            admission.noteRequest(h, keys: 1000, missed: true)
+        }
+        #expect(admission.bias <= TinyLFUAdmission.maximumBias)
+        // A hit skips the ghost lists: a key held now says nothing about admission.
+        let before = admission.bias
+        admission.noteEviction(5000)
+        admission.noteRequest(5000, keys: 1000, missed: false)
+        #expect(admission.bias == before && admission.evicted.contains(5000), "a hit leaves the ghost where it was")
+    }
+
+    /// Popularity moves: 300 keys asked for 20 times each, then 30 new keys asked for in turn.
+    /// Plain TinyLFU declines the new keys until they were asked for more often than the old
+    /// ones, still in the sketch; the adaptive handicap lets them in within a few rounds.
+    @Test(arguments: ["disk", "memory"])
+    func whenPopularityMovesTheNewPopularKeysGetIn(layer: String) throws {
+        let dir = TemporaryDirectory()
+        var o = options(segmentSize: StoreOptions.defaultSegmentSize(byteLimit: 256 << 10))
+        o.compression = .never
+        o.limits.byteLimit = 256 << 10
+        o.limits.policy = .frequencyAware
+        let disk = layer == "disk" ? try DiskStore(directory: dir.path, options: o) : nil
+        let memory = MemoryCache<Data>(limits: .init(costLimit: 256 << 10, policy: .frequencyAware))
+        let value = Data(count: 1000)
+        func request(_ key: String) throws {
+            if let disk {
+                if try disk.value(forKey: key) == nil { try disk.setValue(value, forKey: key) }
+            } else if memory.value(forKey: key) == nil {
+                memory.setValue(value, forKey: key, cost: value.count)
+            }
+        }
+        var rng = FastRandom(seed: 44)
+        for _ in 0..<20 { for i in (0..<300).shuffled(using: &rng) { try request("old-\(i)") } }
+        for _ in 0..<5 { for i in (0..<30).shuffled(using: &rng) { try request("new-\(i)") } }
+        let held = try (0..<30).filter { i in
+            try disk.map { try $0.value(forKey: "new-\(i)") != nil } ?? (memory.value(forKey: "new-\(i)") != nil)
+        }.count
+        #expect(held >= 27, "\(layer): \(held) of the 30 new popular keys held after 5 rounds")
+        try disk?.close()
+    }
+}

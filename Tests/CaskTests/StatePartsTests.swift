@@ -169,11 +169,11 @@ import CaskFormat
 
     @Test func theLimitControllerAdmitsOnlyWhatWasAskedForMoreThanTheVictim() {
         var limiter = LimitController(countsRequests: true)
-        for _ in 0..<5 { limiter.noteRequest(1, keys: 100) }
-        limiter.noteRequest(2, keys: 100)
+        for _ in 0..<5 { limiter.noteRequest(1, keys: 100, missed: true) }
+        limiter.noteRequest(2, keys: 100, missed: true)
         #expect(limiter.admits(1, over: 2) && !limiter.admits(2, over: 1))
         #expect(limiter.invariantViolation() == nil)
         let lru = LimitController(countsRequests: false)
-        #expect(lru.sketch == nil, "least recently used counts nothing")
+        #expect(!lru.countsRequests && lru.admission == nil, "least recently used counts nothing")
     }
 }

@@ -16,27 +16,32 @@ struct LimitController {
     private(set) var candidates: EvictionCandidates?
     /// Changes with every pin change: a list of candidates from before one is dropped.
     private(set) var generation: UInt64 = 0
-    /// Requests per key hash under ``EvictionPolicy/frequencyAware``; nil under LRU.
-    private(set) var sketch: FrequencySketch?
+    /// Requests per key hash and the admission contest under ``EvictionPolicy/frequencyAware``;
+    /// nil under LRU.
+    private(set) var admission: TinyLFUAdmission?
 
     init(countsRequests: Bool) {
-        sketch = countsRequests ? FrequencySketch(capacity: 1024) : nil
+        admission = countsRequests ? TinyLFUAdmission(capacity: 1024) : nil
     }
 
-    /// Counts a request (a read, hit or miss) for the key of `hash`, in a store of `keys`
-    /// items (the sketch grows with it). O(1), amortized.
-    mutating func noteRequest(_ hash: UInt64, keys: Int) {
-        guard sketch != nil else { return }
-        sketch!.ensureCapacity(keys)
-        sketch!.increment(hash)
+    /// Whether the store counts requests (``EvictionPolicy/frequencyAware``).
+    var countsRequests: Bool { admission != nil }
+
+    /// Counts a request (a read, hit or miss: `missed`) for the key of `hash`, in a store of
+    /// `keys` items (the sketch grows with it). O(1), amortized.
+    mutating func noteRequest(_ hash: UInt64, keys: Int, missed: Bool) {
+        admission?.noteRequest(hash, keys: keys, missed: missed)
     }
 
-    /// Whether a new key of `hash` may displace the item of `victimHash` (TinyLFU's
-    /// admission: asked for at least as often lately). Always true under LRU.
-    func admits(_ hash: UInt64, over victimHash: UInt64) -> Bool {
-        guard let sketch else { return true }
-        let candidate = sketch.frequency(hash), victim = sketch.frequency(victimHash)
-        return candidate > victim || victim == 0
+    /// Notes that a limit evicted the key of `hash` (``TinyLFUAdmission/noteEviction(_:)``).
+    mutating func noteEviction(_ hash: UInt64) {
+        admission?.noteEviction(hash)
+    }
+
+    /// Whether a new key of `hash` may displace the item of `victimHash`
+    /// (``TinyLFUAdmission/admits(_:over:)``). Always true under LRU.
+    mutating func admits(_ hash: UInt64, over victimHash: UInt64) -> Bool {
+        admission?.admits(hash, over: victimHash) ?? true
     }
 
     /// Keeps `list` for the next eviction, when it has candidates left and was taken in the

@@ -14,7 +14,7 @@ extension StoreState {
     /// eviction); within the 4% band without candidates (the compaction thread keeps them
     /// ready) the put is admitted. O(1) but for that walk.
     mutating func declines(_ key: UnsafeRawBufferPointer, size: Int, isPinned: Bool, now: Int64) -> Bool {
-        guard limiter.sketch != nil, !isPinned, let target = liveByteTarget, liveBytes + Int64(size) > target - target / 25,
+        guard limiter.countsRequests, !isPinned, let target = liveByteTarget, liveBytes + Int64(size) > target - target / 25,
               index.entry(forKey: key) == nil else { return false }
         if liveBytes + Int64(size) > target && !hasUsableCandidates(now: now) {
             limiter.keep(walk(now: now, share: 50))

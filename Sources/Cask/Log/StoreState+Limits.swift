@@ -31,12 +31,12 @@ extension StoreState {
     /// The live entry of `key`, marked as used at `now`; nil when there is none. An item found
     /// expired or past the age limit is evicted (with its cause) and gives nil.
     mutating func use(_ key: UnsafeRawBufferPointer, now: Int64) -> IndexEntry? {
-        if limiter.sketch != nil { limiter.noteRequest(index.hash(key), keys: index.count) }
         let age = ageLimitMilliseconds
         let found = keys.touch(key) { e -> IndexEntry in
             if Self.goneCause(e, now: now, ageLimit: age) == nil { e.accessTime = now }
             return e
         }
+        if limiter.countsRequests { limiter.noteRequest(index.hash(key), keys: index.count, missed: found == nil) }
         guard let entry = found else { return nil }
         if let cause = Self.goneCause(entry, now: now, ageLimit: age) {
             // Harmless `try?`: a failed append leaves the gone item in the index, where every
@@ -63,6 +63,7 @@ extension StoreState {
             _ = try write(.tombstone(key, hiding: Self.hiding(current)), now: now, durable: false)
         }
         stats.record(cause)
+        if limiter.countsRequests && (cause == .size || cause == .count) { limiter.noteEviction(index.hash(key)) }
         if options.eventHandler != nil {
             work.queue(.evicted(key: String(decoding: key, as: UTF8.self), cause: cause))
         }
