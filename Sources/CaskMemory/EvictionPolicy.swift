@@ -22,6 +22,7 @@ public enum EvictionPolicy: Sendable, Equatable {
     /// (``MemoryCache/admissionsDeclined``); a later read misses. Overwrites are never declined,
     /// nor, in a disk store, pinned puts and puts into a store without a byte limit. Measured
     /// on the hit-ratio benchmark's traces against LRU: LimitsAndEviction.md, "Policies".
-    /// Memory: up to about 50 bytes a key held, for the sketch and the two lists of recent hashes.
+    /// Memory: up to about 50 bytes a key held, for the sketch and the two lists of recent hashes
+    /// (the lists at most about 50 MB).
     case frequencyAware
 }

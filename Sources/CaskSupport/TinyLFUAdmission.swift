@@ -7,9 +7,11 @@
 /// was never asked for (TinyLFU, with `bias` 0). The bias (0 ... 16; at 16 every key is
 /// admitted, as under LRU) moves with two ghost lists, as ARC's target moves with its own:
 /// - a key asked for again soon after it was declined (its hash still in ``declined``, the
-///   last `items / 80` declined keys) says admission was too strict: the bias goes up by one;
+///   last `items / 80` declined keys, at most 2^17) says admission was too strict: the bias
+///   goes up by one;
 /// - a key asked for again after eviction took it (its hash still in ``evicted``, the last
-///   `items` evicted keys) says recency alone keeps the wrong keys: it goes down by one.
+///   `items` evicted keys, at most 2^20) says recency alone keeps the wrong keys: it goes
+///   down by one.
 ///
 /// On a trace whose popularity never changes the bias stays near 0 and the policy is TinyLFU;
 /// when the popular keys change, the keys just declined come back and the bias rises until new
@@ -17,7 +19,7 @@
 ///
 /// Not thread-safe: the owner serializes access (the store's lock, the memory cache's sketch
 /// lock). Memory: the sketch's 8 bytes a key, and up to about 40 bytes a key for the ghost lists
-/// (a ring of hashes and a dictionary from hash to slot).
+/// (a ring of hashes and a dictionary from hash to slot), at most about 50 MB for them.
 package struct TinyLFUAdmission: Sendable {
     /// The largest bias: a candidate's estimate plus this beats any victim's (at most 15).
     package static let maximumBias = 16
@@ -39,10 +41,11 @@ package struct TinyLFUAdmission: Sendable {
         evicted = GhostList(capacity: Self.evictedCapacity(capacity))
     }
 
-    /// Hashes ``declined`` keeps for a cache of `keys` items: the last 1/80 of them.
-    package static func declinedCapacity(_ keys: Int) -> Int { max(16, keys / 80) }
-    /// Hashes ``evicted`` keeps for a cache of `keys` items: as many as it holds.
-    package static func evictedCapacity(_ keys: Int) -> Int { max(16, keys) }
+    /// Hashes ``declined`` keeps for a cache of `keys` items: the last 1/80 of them, up to 2^17.
+    package static func declinedCapacity(_ keys: Int) -> Int { max(16, min(keys / 80, 1 << 17)) }
+    /// Hashes ``evicted`` keeps for a cache of `keys` items: as many as it holds, up to 2^20
+    /// (about 40 MB), so that a store of millions of keys does not double its memory for it.
+    package static func evictedCapacity(_ keys: Int) -> Int { max(16, min(keys, 1 << 20)) }
 
     /// Counts a request (a read) for the key of `hash` in a cache of `keys` items; when the
     /// cache did not hold the key (`missed`), moves the bias if the key was declined or evicted
