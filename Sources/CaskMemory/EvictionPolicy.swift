@@ -17,7 +17,8 @@ public enum EvictionPolicy: Sendable, Equatable {
     /// time a key is asked for again soon after it was declined, and falls each time a key is
     /// asked for again after a limit evicted it, so that when what is popular changes the new
     /// popular keys get in within a few requests (ARC adapts its split the same way; Caffeine
-    /// adapts its window). A declined write stores nothing: a disk store's put returns normally
+    /// adapts its window) when they come back soon after they were declined; a large set of
+    /// equally popular new keys waits until its counts pass the old keys' (LimitsAndEviction.md). A declined write stores nothing: a disk store's put returns normally
     /// (``StoreStatistics/admissionsDeclined``), a ``MemoryCache``'s `setValue` returns false
     /// (``MemoryCache/admissionsDeclined``); a later read misses. Overwrites are never declined,
     /// nor, in a disk store, pinned puts and puts into a store without a byte limit. Measured

@@ -15,7 +15,8 @@
 ///
 /// On a trace whose popularity never changes the bias stays near 0 and the policy is TinyLFU;
 /// when the popular keys change, the keys just declined come back and the bias rises until new
-/// keys get in. Measured on the hit-ratio benchmark's traces: LimitsAndEviction.md, "Policies".
+/// keys get in, provided they come back within the last `items / 80` declines (a large set of
+/// equally popular new keys does not, and waits as under plain TinyLFU). Measured on the hit-ratio benchmark's traces: LimitsAndEviction.md, "Policies".
 ///
 /// Not thread-safe: the owner serializes access (the store's lock, the memory cache's sketch
 /// lock). Memory: the sketch's 8 bytes a key, and up to about 40 bytes a key for the ghost lists
