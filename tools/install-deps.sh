@@ -11,6 +11,8 @@ pkg-config --exists liblz4 2>/dev/null || need+=(liblz4-dev pkg-config)
 pkg-config --exists libcrypto 2>/dev/null || need+=(libssl-dev pkg-config)
 command -v strace >/dev/null || need+=(strace)
 command -v fiu-run >/dev/null || need+=(fiu-utils)
+# redis-server (and redis-cli): the shared tier's tests run against a real Redis on loopback.
+command -v redis-server >/dev/null || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

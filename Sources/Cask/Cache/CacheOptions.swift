@@ -15,6 +15,23 @@ public struct CacheOptions: Sendable {
     public var coder: any CacheCoder = JSONCacheCoder()
     /// Called for every ``CacheEvent``, outside every lock, on the thread that caused it.
     public var eventHandler: (@Sendable (CacheEvent) -> Void)?
+    /// A tier shared with the cache's other processes and machines (Redis, with the
+    /// `CaskRedis` package), below the memory and disk layers: `async` reads that miss locally
+    /// read through it, every write and removal is sent to it after the local one, and other
+    /// nodes' changes remove the local copies they make stale (see <doc:ManyMachines>). When
+    /// set, the local copies found at open are dropped (they may have missed changes while the
+    /// process was down). Default nil: this process's layers only.
+    public var sharedTier: (any SharedTier)?
+    /// The longest a read waits for the shared tier before it answers from the local layers
+    /// alone (a miss), and the longest one send may take before it is retried. Default 250 ms.
+    public var sharedTierTimeout: Duration = .milliseconds(250)
+    /// After a failed shared-tier call, how long reads skip the tier (the circuit breaker),
+    /// and the first delay before a failed send is retried (doubling to 32 ×, with jitter).
+    /// Default 1 s.
+    public var sharedTierRetryDelay: Duration = .seconds(1)
+    /// This node's identifier in ``SharedVersion``s: it orders two nodes' writes of the same
+    /// millisecond. Default random; give each node a distinct one when you can.
+    public var sharedTierNode: UInt32 = .random(in: 1...UInt32.max)
 
     public init() {}
 }

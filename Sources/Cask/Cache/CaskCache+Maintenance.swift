@@ -68,6 +68,13 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeValues(withPrefix:)`` throws; nothing is removed then.
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int {
+        let removed = try removeLocally(withPrefix: prefix)
+        if let shared { shared.send(.removePrefix(prefix, version: shared.nextVersion())) }
+        return removed
+    }
+
+    /// ``removeValues(withPrefix:)`` in this node's layers only.
+    func removeLocally(withPrefix prefix: String) throws(CaskError) -> Int {
         try changingDisk { () throws(CaskError) in try disk.removeValues(withPrefix: prefix) }
     }
 
@@ -79,6 +86,13 @@ extension CaskCache {
     /// - Throws: what ``DiskStore/removeValues(taggedWith:)`` throws.
     @discardableResult
     public func removeValues(taggedWith tag: String) throws(CaskError) -> Int {
+        let removed = try removeLocally(taggedWith: tag)
+        if let shared { shared.send(.removeTag(tag, version: shared.nextVersion())) }
+        return removed
+    }
+
+    /// ``removeValues(taggedWith:)`` in this node's layers only.
+    func removeLocally(taggedWith tag: String) throws(CaskError) -> Int {
         try changingDisk { () throws(CaskError) in try disk.removeValues(taggedWith: tag) }
     }
 

@@ -121,7 +121,9 @@ extension CaskCache {
 
     /// Stores `value` in both layers: writes `data` to the tier as `kind` says, then keeps
     /// `value` in memory as the copy of the record written, with the record's own periods.
-    func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, as kind: TierWrite) throws(CaskError) {
+    /// Unless `propagates` is false (a copy of the shared tier's entry), the write is then
+    /// sent to the shared tier, whether the local layers kept it or not.
+    func writeThrough<T: Sendable>(_ value: T, data: Data, forKey key: String, as kind: TierWrite, propagates: Bool = true) throws(CaskError) {
         emit(.willAdd(key: key))
         copies.flushUses()   // the write may evict by LRU order
         let mark = copies.mark
@@ -136,8 +138,10 @@ extension CaskCache {
                 }
             }
         }
+        let record = try written.get()
+        if propagates { sendToSharedTier(data, forKey: key, as: kind, record: record) }
         // Declined by the disk tier's admission policy: stored nowhere, as documented.
-        guard let entry = try written.get() else { return }
+        guard let entry = record else { return }
         let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: entry.freshUntil)
         copies.keep(item, forKey: key, cost: data.count, usedAt: now, since: mark)
         emit(.didAdd(key: key))

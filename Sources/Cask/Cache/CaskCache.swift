@@ -45,6 +45,8 @@ public final class CaskCache: Sendable {
     let misses = Atomic<Int>(0)
     /// The loader API's running loads, throttles and statistics.
     let loads = LoadCoordinator()
+    /// The link to ``CacheOptions/sharedTier``, when there is one.
+    let shared: SharedTierLink?
     #if canImport(Darwin)
     /// The system's memory-pressure source: warnings and critical events empty the memory layer.
     private let pressureSource: any DispatchSourceMemoryPressure
@@ -123,6 +125,7 @@ public final class CaskCache: Sendable {
             limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
             clock: options.disk.clock, tracksUses: tracksUses, onEviction: onEviction)
         self.copies = MemoryCopies(memory: memory, tier: self.disk, tracksChanges: tracksUses)
+        self.shared = options.sharedTier.map { SharedTierLink(tier: $0, options: options) }
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory
@@ -130,6 +133,7 @@ public final class CaskCache: Sendable {
         source.activate()
         self.pressureSource = source
         #endif
+        try startSharedTier()
     }
 
     /// The directory of the shared cache named `name`: `~/.cache/<name>` on Linux (or
@@ -236,6 +240,7 @@ public final class CaskCache: Sendable {
         emit(.willRemove(key: key))
         memory.removeValue(forKey: key)
         let removed = try disk.removeValue(forKey: key)
+        if let shared { shared.send(.remove(key: key, version: shared.nextVersion())) }
         emit(.didRemove(key: key))
         return removed
     }
@@ -246,6 +251,7 @@ public final class CaskCache: Sendable {
         memory.removeAll()
         try disk.removeAll()
         copies.catchUp()
+        if let shared { shared.send(.removePrefix("", version: shared.nextVersion())) }
         emit(.didRemoveAll)
     }
 
@@ -286,6 +292,7 @@ public final class CaskCache: Sendable {
         #if canImport(Darwin)
         pressureSource.cancel()
         #endif
+        shared?.close()
         copies.flushUses()
         memory.removeAll()
         try disk.close()
@@ -302,7 +309,7 @@ public final class CaskCache: Sendable {
     @inlinable   // as the synchronous one: a memory hit specialised for `T` in the caller's module
     public func value<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws(CaskError) -> T? {
         if T.self != Data.self, let cached: T = try memoryHit(forKey: key) { return cached }
-        return try await Self.offload { () throws(CaskError) in try self.value(type, forKey: key) }
+        return try await valueThroughTiers(type, forKey: key)
     }
 
     /// ``setData(_:forKey:timeToLive:isPinned:)`` off the caller's executor.
@@ -312,7 +319,7 @@ public final class CaskCache: Sendable {
 
     /// ``data(forKey:)`` off the caller's executor.
     public func data(forKey key: String) async throws(CaskError) -> Data? {
-        try await Self.offload { () throws(CaskError) in try self.data(forKey: key) }
+        try await valueThroughTiers(Data.self, forKey: key)
     }
 
     /// ``removeValue(forKey:)`` off the caller's executor.

@@ -49,7 +49,8 @@ extension CaskCache {
             case .mismatch, nil:
                 break
             }
-            return try await Self.offload { () throws(CaskError) in try self.diskEntry(forKey: key, as: T.self) }
+            if let local = try await Self.offload({ () throws(CaskError) in try self.diskEntry(forKey: key, as: T.self) }) { return local }
+            return try await sharedEntry(forKey: key, as: T.self)
         } catch {
             throw .cache(error)
         }

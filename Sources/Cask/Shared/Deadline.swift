@@ -1,0 +1,34 @@
+import Foundation
+import Synchronization
+
+/// Runs `operation` in a task of its own and answers its result, or throws
+/// ``SharedTierTimeout`` after `limit`, whichever comes first. Unlike a task group, it does not
+/// wait for an operation that ignores cancellation: the late result is dropped.
+func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> R) async throws -> R {
+    let once = Mutex<CheckedContinuation<R, any Error>?>(nil)
+    let tasks = Mutex<[Task<Void, Never>]>([])
+    let result: R = try await withCheckedThrowingContinuation { continuation in
+        once.withLock { $0 = continuation }
+        let finish: @Sendable (Result<R, any Error>) -> Void = { result in
+            guard let c = once.withLock({ c -> CheckedContinuation<R, any Error>? in defer { c = nil }; return c }) else { return }
+            c.resume(with: result)
+        }
+        let work = Task {
+            do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            finish(.failure(SharedTierTimeout(limit: limit)))
+        }
+        tasks.withLock { $0 = [work, timer] }
+    }
+    for task in tasks.withLock({ $0 }) { task.cancel() }
+    return result
+}
+
+/// A shared-tier call passed ``CacheOptions/sharedTierTimeout``.
+public struct SharedTierTimeout: Error, Sendable, CustomStringConvertible {
+    /// The limit it passed.
+    public let limit: Duration
+    public var description: String { "the shared tier did not answer within \(limit)" }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+import CaskSupport
+
+/// A ``CaskCache``'s link to its ``SharedTier``: versions this node's changes, sends them
+/// through the ``SharedOutbox``, bounds every read with the timeout and the
+/// ``CircuitBreaker``, and follows the tier's changes, handing each one made by another node
+/// to the cache to apply to its local layers. Thread-safe.
+final class SharedTierLink: Sendable {
+    let tier: any SharedTier
+    let node: UInt32
+    private let timeout: Duration
+    private let clock: WallClock
+    private let breaker: CircuitBreaker
+    private let outbox: SharedOutbox
+    /// The last version this node gave out (ms), so that versions grow on this node.
+    private let lastVersion = Mutex<Int64>(0)
+    /// Notices applied so far: a read that saw it change while it ran does not keep its copy.
+    private let noticesApplied = Atomic<Int>(0)
+    /// The cursor of the last notice applied.
+    private let cursor = Mutex<String?>(nil)
+    private let follower = Mutex<Task<Void, Never>?>(nil)
+    private let counters = SharedTierCounters()
+
+    init(tier: any SharedTier, options: CacheOptions) {
+        self.tier = tier
+        self.node = options.sharedTierNode
+        self.timeout = options.sharedTierTimeout
+        self.clock = options.disk.clock
+        let breaker = CircuitBreaker(openFor: options.sharedTierRetryDelay)
+        self.breaker = breaker
+        let timeout = options.sharedTierTimeout, clock = options.disk.clock, counters = counters
+        self.outbox = SharedOutbox(retryDelay: options.sharedTierRetryDelay, send: { change in
+            try await withDeadline(timeout) { try await tier.apply(change) }
+        }, onResult: { ok in
+            if ok { breaker.noteSuccess(); counters.sent.add(1, ordering: .relaxed) } else {
+                breaker.noteFailure(at: clock.now)
+                counters.failures.add(1, ordering: .relaxed)
+            }
+        })
+    }
+
+    /// A version for a change made now on this node: later than every one it gave out before.
+    func nextVersion() -> SharedVersion {
+        let now = clock.now
+        let ms = lastVersion.withLock { last -> Int64 in
+            last = max(now, last + 1)
+            return last
+        }
+        return SharedVersion(milliseconds: ms, node: node)
+    }
+
+    /// Queues a change this node made (its local layers already hold it).
+    func send(_ change: SharedChange) { outbox.enqueue(change) }
+
+    /// The tier's entry for `key`, or nil: when it has none, when this node has a change of
+    /// it waiting to be sent, when the breaker is open, or when the tier fails or passes the
+    /// timeout (which opens the breaker). Never throws. `mark` tells ``isUnchanged(since:)``
+    /// whether a notice was applied while the read ran.
+    func entry(forKey key: String) async -> (entry: SharedEntry, mark: Int)? {
+        let now = clock.now
+        guard !outbox.isWaiting(key), breaker.allows(at: now) else { return nil }
+        let mark = noticesApplied.load(ordering: .acquiring)
+        let tier = self.tier
+        do {
+            guard let found = try await withDeadline(timeout, { try await tier.entry(forKey: key) }) else {
+                counters.misses.add(1, ordering: .relaxed)
+                return nil
+            }
+            breaker.noteSuccess()
+            guard found.expiry == 0 || found.expiry > clock.now else { return nil }
+            counters.hits.add(1, ordering: .relaxed)
+            return (found, mark)
+        } catch {
+            breaker.noteFailure(at: clock.now)
+            counters.failures.add(1, ordering: .relaxed)
+            return nil
+        }
+    }
+
+    /// Whether no notice was applied since `mark` was taken.
+    func isUnchanged(since mark: Int) -> Bool { noticesApplied.load(ordering: .acquiring) == mark }
+
+    /// Starts following the tier's changes: `apply` gets each notice of a change another node
+    /// made, and every ``SharedNotice/historyLost(cursor:)``, in order, on one task.
+    func follow(applying apply: @escaping @Sendable (SharedNotice) async -> Void) {
+        let task = Task.detached { [self] in
+            for await notice in tier.changes(after: cursor.withLock { $0 }) {
+                if case .change(let change, _) = notice, change.version.node == node {
+                    cursor.withLock { $0 = notice.cursor }
+                    continue
+                }
+                noticesApplied.add(1, ordering: .releasing)
+                await apply(notice)
+                counters.notices.add(1, ordering: .relaxed)
+                cursor.withLock { $0 = notice.cursor }
+            }
+        }
+        follower.withLock { $0 = task }
+    }
+
+    /// The cursor of the last notice handled (for tests: whether a node has caught up).
+    var followedCursor: String? { cursor.withLock { $0 } }
+
+    /// The link's counters.
+    var statistics: SharedTierStatistics {
+        SharedTierStatistics(hits: counters.hits.load(ordering: .relaxed), misses: counters.misses.load(ordering: .relaxed),
+                             failures: counters.failures.load(ordering: .relaxed), changesSent: counters.sent.load(ordering: .relaxed),
+                             changesWaiting: outbox.count, noticesApplied: counters.notices.load(ordering: .relaxed))
+    }
+
+    /// Stops following and sending.
+    func close() {
+        outbox.close()
+        follower.withLock { $0?.cancel() }
+    }
+}
+
+extension SharedNotice {
+    /// The cursor to resume after this notice.
+    var cursor: String? {
+        switch self {
+        case .change(_, let c): c
+        case .historyLost(let c): c
+        }
+    }
+}
+
+/// The link's relaxed counters.
+final class SharedTierCounters: Sendable {
+    let hits = Atomic<Int>(0), misses = Atomic<Int>(0), failures = Atomic<Int>(0)
+    let sent = Atomic<Int>(0), notices = Atomic<Int>(0)
+}
+
+/// What a cache's shared tier did: see ``CaskCache/sharedTierStatistics``.
+public struct SharedTierStatistics: Sendable, Equatable {
+    /// Local misses the shared tier answered.
+    public var hits: Int
+    /// Local misses it did not hold either.
+    public var misses: Int
+    /// Calls that failed or passed the timeout (reads and sends).
+    public var failures: Int
+    /// This node's changes the tier acknowledged.
+    public var changesSent: Int
+    /// This node's changes waiting to be sent (an outage keeps them here).
+    public var changesWaiting: Int
+    /// Other nodes' changes (and lost histories) applied to the local layers.
+    public var noticesApplied: Int
+}
