@@ -69,6 +69,7 @@ public final class InMemorySharedTier: SharedTier {
         let id = UUID()
         state.withLock { s in
             s.followers[id] = continuation
+            defer { continuation.yield(.live(cursor: "\(s.epoch):\(s.history.count)")) }
             guard let cursor else { return }
             let parts = cursor.split(separator: ":")
             guard parts.count == 2, String(parts[0]) == s.epoch, let n = Int(parts[1]), n <= s.history.count else {

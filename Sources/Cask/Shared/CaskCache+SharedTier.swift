@@ -82,6 +82,7 @@ extension CaskCache {
             case .change(.removePrefix(let prefix, _), _): _ = try self.removeLocally(withPrefix: prefix)
             case .change(.removeTag(let tag, _), _): _ = try self.removeLocally(taggedWith: tag)
             case .historyLost: try self.dropLocalCopies()
+            case .live, .interrupted: break
             }
         }
     }

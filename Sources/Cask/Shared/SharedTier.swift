@@ -82,6 +82,13 @@ public enum SharedNotice: Sendable, Equatable {
     /// Changes may have been missed (an outage, a trimmed history, a tier restarted empty):
     /// local copies must be revalidated. `cursor` is where the history now resumes.
     case historyLost(cursor: String?)
+    /// Caught up: every change made from now on will be reported as it is applied. Sent when
+    /// following starts and after every reconnection; the cache reads through the tier only
+    /// while it follows (between `live` and ``interrupted``).
+    case live(cursor: String?)
+    /// Following stopped (the connection was lost): changes may arrive late until the next
+    /// ``live(cursor:)``.
+    case interrupted
 }
 
 /// The order of writes across nodes: a node's clock in milliseconds (never going back on one

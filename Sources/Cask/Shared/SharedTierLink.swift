@@ -20,6 +20,10 @@ final class SharedTierLink: Sendable {
     /// The cursor of the last notice applied.
     private let cursor = Mutex<String?>(nil)
     private let follower = Mutex<Task<Void, Never>?>(nil)
+    /// Whether the tier's changes are followed as they happen (``SharedNotice/live(cursor:)``):
+    /// reads go through the tier only then, so that no copy is kept that a missed change
+    /// would leave stale.
+    private let isLive = Atomic<Bool>(false)
     private let counters = SharedTierCounters()
 
     init(tier: any SharedTier, options: CacheOptions) {
@@ -55,11 +59,12 @@ final class SharedTierLink: Sendable {
 
     /// The tier's entry for `key`, or nil: when it has none, when this node has a change of
     /// it waiting to be sent, when the breaker is open, or when the tier fails or passes the
-    /// timeout (which opens the breaker). Never throws. `mark` tells ``isUnchanged(since:)``
+    /// timeout (which opens the breaker), or while the tier's changes are not followed live.
+    /// Never throws. `mark` tells ``isUnchanged(since:)``
     /// whether a notice was applied while the read ran.
     func entry(forKey key: String) async -> (entry: SharedEntry, mark: Int)? {
         let now = clock.now
-        guard !outbox.isWaiting(key), breaker.allows(at: now) else { return nil }
+        guard isLive.load(ordering: .acquiring), !outbox.isWaiting(key), breaker.allows(at: now) else { return nil }
         let mark = noticesApplied.load(ordering: .acquiring)
         let tier = self.tier
         do {
@@ -86,9 +91,18 @@ final class SharedTierLink: Sendable {
     func follow(applying apply: @escaping @Sendable (SharedNotice) async -> Void) {
         let task = Task.detached { [self] in
             for await notice in tier.changes(after: cursor.withLock { $0 }) {
-                if case .change(let change, _) = notice, change.version.node == node {
+                switch notice {
+                case .live(let c):
+                    if let c { cursor.withLock { $0 = c } }
+                    isLive.store(true, ordering: .releasing)
+                    continue
+                case .interrupted:
+                    isLive.store(false, ordering: .releasing)
+                    continue
+                case .change(let change, _) where change.version.node == node:
                     cursor.withLock { $0 = notice.cursor }
                     continue
+                default: break
                 }
                 noticesApplied.add(1, ordering: .releasing)
                 await apply(notice)
@@ -106,7 +120,8 @@ final class SharedTierLink: Sendable {
     var statistics: SharedTierStatistics {
         SharedTierStatistics(hits: counters.hits.load(ordering: .relaxed), misses: counters.misses.load(ordering: .relaxed),
                              failures: counters.failures.load(ordering: .relaxed), changesSent: counters.sent.load(ordering: .relaxed),
-                             changesWaiting: outbox.count, noticesApplied: counters.notices.load(ordering: .relaxed))
+                             changesWaiting: outbox.count, noticesApplied: counters.notices.load(ordering: .relaxed),
+                             isFollowing: isLive.load(ordering: .relaxed))
     }
 
     /// Stops following and sending.
@@ -121,7 +136,8 @@ extension SharedNotice {
     var cursor: String? {
         switch self {
         case .change(_, let c): c
-        case .historyLost(let c): c
+        case .historyLost(let c), .live(let c): c
+        case .interrupted: nil
         }
     }
 }
@@ -146,4 +162,7 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var changesWaiting: Int
     /// Other nodes' changes (and lost histories) applied to the local layers.
     public var noticesApplied: Int
+    /// Whether this node follows the tier's changes as they happen (so reads go through it);
+    /// false before the first connection and while it is lost.
+    public var isFollowing: Bool
 }

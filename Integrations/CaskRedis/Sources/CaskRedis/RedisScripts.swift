@@ -1,0 +1,69 @@
+/// The Lua scripts that apply a change atomically in Redis: the version check, the removal
+/// times of prefixes and tags, the write, and the history entry (see format-spec.md, "Shared
+/// tier on Redis"). Versions are fixed-width hex text, so Lua compares them as strings.
+enum RedisScripts {
+    /// Shared by the scripts: whether the entry `key` of version `ver` with `tags` (a JSON
+    /// array) is covered by a removal by prefix (hash KEYS[2]) or tag (hash KEYS[3]).
+    static let covered = """
+    local function covered(key, ver, tags)
+      local pre = redis.call('HGETALL', KEYS[2])
+      for i = 1, #pre, 2 do
+        if string.sub(key, 1, #pre[i]) == pre[i] and ver <= pre[i + 1] then return true end
+      end
+      for _, t in ipairs(cjson.decode(tags)) do
+        local r = redis.call('HGET', KEYS[3], t)
+        if r and ver <= r then return true end
+      end
+      return false
+    end
+    """
+
+    /// KEYS: entry, prefixes, tags, history. ARGV: key, version, value, fresh-until ms,
+    /// expiry ms, tags (JSON), history length, tombstone retention ms. Answers 1 when applied.
+    static let set = covered + """
+
+    local cur = redis.call('HGET', KEYS[1], 'ver')
+    if cur and cur >= ARGV[2] then return 0 end
+    if covered(ARGV[1], ARGV[2], ARGV[6]) then return 0 end
+    redis.call('DEL', KEYS[1])
+    redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'val', ARGV[3], 'fresh', ARGV[4], 'exp', ARGV[5], 'tags', ARGV[6])
+    if ARGV[5] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
+    redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*', 'op', 'set', 'arg', ARGV[1], 'ver', ARGV[2])
+    return 1
+    """
+
+    /// KEYS: entry, prefixes, tags, history. ARGV: key, version, history length, tombstone
+    /// retention ms. Leaves a tombstone (`del`) that an older write cannot pass.
+    static let remove = """
+    local cur = redis.call('HGET', KEYS[1], 'ver')
+    if cur and cur >= ARGV[2] then return 0 end
+    redis.call('DEL', KEYS[1])
+    redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'del', '1')
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'op', 'remove', 'arg', ARGV[1], 'ver', ARGV[2])
+    return 1
+    """
+
+    /// KEYS: removal-times hash (prefixes or tags), history. ARGV: prefix or tag, version,
+    /// history length, op name, the oldest version still kept (older removal times go).
+    static let removeAll = """
+    local cur = redis.call('HGET', KEYS[1], ARGV[1])
+    if not cur or cur < ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+    local all = redis.call('HGETALL', KEYS[1])
+    for i = 1, #all, 2 do
+      if all[i + 1] < ARGV[5] then redis.call('HDEL', KEYS[1], all[i]) end
+    end
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'op', ARGV[4], 'arg', ARGV[1], 'ver', ARGV[2])
+    return 1
+    """
+
+    /// KEYS: entry, prefixes, tags. ARGV: key. Answers [version, value, fresh, expiry, tags],
+    /// or nil when absent, removed or covered by a removal.
+    static let read = covered + """
+
+    local h = redis.call('HMGET', KEYS[1], 'ver', 'val', 'fresh', 'exp', 'tags', 'del')
+    if not h[1] or h[6] or not h[2] then return nil end
+    if covered(ARGV[1], h[1], h[5]) then return nil end
+    return {h[1], h[2], h[3], h[4], h[5]}
+    """
+}

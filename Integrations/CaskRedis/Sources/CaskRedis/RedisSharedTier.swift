@@ -1,0 +1,89 @@
+import Foundation
+import Cask
+
+/// A ``SharedTier`` on Redis 6.2 or later (or Valkey): entries as hashes, each change applied
+/// by a Lua script that checks versions and appends to a history stream, which every node
+/// follows (`XREAD BLOCK` on a connection of its own) to remove the local copies other nodes'
+/// changes make stale. What it stores is in format-spec.md ("Shared tier on Redis").
+///
+/// ```swift
+/// var options = CacheOptions()
+/// options.sharedTier = RedisSharedTier(RedisConfiguration(host: "127.0.0.1", port: 6379))
+/// let cache = try CaskCache(directory: "/var/cache/app", options: options)
+/// ```
+///
+/// Thread-safe. Every call may throw ``RedisClientError`` (the cache answers from its local
+/// layers then). Call ``close()`` when done; the cache does not own the tier.
+public final class RedisSharedTier: SharedTier {
+    let configuration: RedisConfiguration
+    let commands: any RedisCommandSending
+    let names: RedisNames
+
+    public init(_ configuration: RedisConfiguration = RedisConfiguration()) {
+        self.configuration = configuration
+        self.commands = RedisClient(configuration: configuration)
+        self.names = RedisNames(prefix: configuration.keyPrefix)
+    }
+
+    public func entry(forKey key: String) async throws -> SharedEntry? {
+        let reply = try await eval(RedisScripts.read, keys: [names.entry(key), names.prefixes, names.tags], arguments: [Array(key.utf8)])
+        if case .null = reply { return nil }
+        guard let f = reply.elements, f.count == 5, let ver = f[0].string.flatMap(SharedVersion.init), let value = f[1].bytes,
+              let fresh = f[2].string.flatMap({ Int64($0) }), let expiry = f[3].string.flatMap({ Int64($0) }),
+              let tagText = f[4].bytes, let tags = try? JSONDecoder().decode([String].self, from: Data(tagText)) else {
+            throw RedisClientError.unexpectedReply("the entry of \(key) is not in Cask's format")
+        }
+        return SharedEntry(value: Data(value), freshUntil: fresh, expiry: expiry, tags: tags, version: ver)
+    }
+
+    public func apply(_ change: SharedChange) async throws {
+        let history = Array("\(configuration.historyLength)".utf8)
+        let retention = max(1, configuration.removalRetention.components.seconds * 1000)
+        switch change {
+        case let .set(key, e):
+            let tags = try JSONEncoder().encode(e.tags)
+            _ = try await eval(RedisScripts.set, keys: [names.entry(key), names.prefixes, names.tags, names.history],
+                               arguments: [Array(key.utf8), Array(e.version.description.utf8), Array(e.value), Array("\(e.freshUntil)".utf8),
+                                           Array("\(e.expiry)".utf8), Array(tags), history, Array("\(retention)".utf8)])
+        case let .remove(key, v):
+            _ = try await eval(RedisScripts.remove, keys: [names.entry(key), names.prefixes, names.tags, names.history],
+                               arguments: [Array(key.utf8), Array(v.description.utf8), history, Array("\(retention)".utf8)])
+        case let .removePrefix(prefix, v):
+            try await removeAll(prefix, version: v, in: names.prefixes, op: "prefix", retention: retention, history: history)
+        case let .removeTag(tag, v):
+            try await removeAll(tag, version: v, in: names.tags, op: "tag", retention: retention, history: history)
+        }
+    }
+
+    public func changes(after cursor: String?) -> AsyncStream<SharedNotice> {
+        let (stream, continuation) = AsyncStream<SharedNotice>.makeStream(bufferingPolicy: .unbounded)
+        let follower = RedisFollower(configuration: configuration, names: names, continuation: continuation)
+        let task = Task { await follower.run(after: cursor) }
+        continuation.onTermination = { _ in task.cancel(); follower.close() }
+        return stream
+    }
+
+    /// Closes the tier's command connection (followers end with their streams).
+    public func close() { commands.close() }
+
+    private func removeAll(_ name: String, version: SharedVersion, in hash: [UInt8], op: String, retention: Int64, history: [UInt8]) async throws {
+        let oldest = SharedVersion(milliseconds: max(0, version.milliseconds - retention), node: 0)
+        _ = try await eval(RedisScripts.removeAll, keys: [hash, names.history],
+                           arguments: [Array(name.utf8), Array(version.description.utf8), history, Array(op.utf8), Array(oldest.description.utf8)])
+    }
+
+    private func eval(_ script: String, keys: [[UInt8]], arguments: [[UInt8]]) async throws -> RESPValue {
+        try await commands.send([Array("EVAL".utf8), Array(script.utf8), Array("\(keys.count)".utf8)] + keys + arguments,
+                                timeout: configuration.commandTimeout)
+    }
+}
+
+/// The Redis keys of one cache (see format-spec.md).
+struct RedisNames: Sendable {
+    let prefix: String
+    func entry(_ key: String) -> [UInt8] { Array((prefix + "v:").utf8) + Array(key.utf8) }
+    var prefixes: [UInt8] { Array((prefix + "removed:prefixes").utf8) }
+    var tags: [UInt8] { Array((prefix + "removed:tags").utf8) }
+    var history: [UInt8] { Array((prefix + "changes").utf8) }
+    var epoch: [UInt8] { Array((prefix + "epoch").utf8) }
+}
