@@ -69,7 +69,7 @@ extension CaskCache {
     @discardableResult
     public func removeValues(withPrefix prefix: String) throws(CaskError) -> Int {
         let removed = try removeLocally(withPrefix: prefix)
-        if let shared { shared.send(.removePrefix(prefix, version: shared.nextVersion())) }
+        if let shared { try shared.send(.removePrefix(prefix, version: shared.nextVersion())) }
         return removed
     }
 
@@ -87,7 +87,7 @@ extension CaskCache {
     @discardableResult
     public func removeValues(taggedWith tag: String) throws(CaskError) -> Int {
         let removed = try removeLocally(taggedWith: tag)
-        if let shared { shared.send(.removeTag(tag, version: shared.nextVersion())) }
+        if let shared { try shared.send(.removeTag(tag, version: shared.nextVersion())) }
         return removed
     }
 

@@ -139,7 +139,7 @@ extension CaskCache {
             }
         }
         let record = try written.get()
-        if propagates { sendToSharedTier(data, forKey: key, as: kind, record: record) }
+        if propagates { try sendToSharedTier(data, forKey: key, as: kind, record: record) }
         // Declined by the disk tier's admission policy: stored nowhere, as documented.
         guard let entry = record else { return }
         let item = MemoryItem(value: value, sequence: entry.sequence, expiry: entry.expiry, freshUntil: entry.freshUntil)

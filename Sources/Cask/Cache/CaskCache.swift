@@ -125,7 +125,7 @@ public final class CaskCache: Sendable {
             limits: .init(countLimit: m.countLimit, costLimit: m.costLimit, ageLimit: m.ageLimit, autoTrimInterval: m.autoTrimInterval),
             clock: options.disk.clock, tracksUses: tracksUses, onEviction: onEviction)
         self.copies = MemoryCopies(memory: memory, tier: self.disk, tracksChanges: tracksUses)
-        self.shared = options.sharedTier.map { SharedTierLink(tier: $0, options: options) }
+        self.shared = try options.sharedTier.map { tier throws(CaskError) in try SharedTierLink(tier: tier, options: options, directory: directory) }
         #if canImport(Darwin)
         let source = DispatchSource.makeMemoryPressureSource(eventMask: [.warning, .critical], queue: .global())
         let memory = self.memory
@@ -240,7 +240,7 @@ public final class CaskCache: Sendable {
         emit(.willRemove(key: key))
         memory.removeValue(forKey: key)
         let removed = try disk.removeValue(forKey: key)
-        if let shared { shared.send(.remove(key: key, version: shared.nextVersion())) }
+        if let shared { try shared.send(.remove(key: key, version: shared.nextVersion())) }
         emit(.didRemove(key: key))
         return removed
     }
@@ -251,7 +251,7 @@ public final class CaskCache: Sendable {
         memory.removeAll()
         try disk.removeAll()
         copies.catchUp()
-        if let shared { shared.send(.removePrefix("", version: shared.nextVersion())) }
+        if let shared { try shared.send(.removePrefix("", version: shared.nextVersion())) }
         emit(.didRemoveAll)
     }
 
@@ -292,7 +292,7 @@ public final class CaskCache: Sendable {
         #if canImport(Darwin)
         pressureSource.cancel()
         #endif
-        shared?.close()
+        try shared?.close()
         copies.flushUses()
         memory.removeAll()
         try disk.close()

@@ -18,7 +18,8 @@ extension CaskCache {
     }
 
     /// Sends a write the local layers made (or declined) to the shared tier.
-    func sendToSharedTier(_ data: Data, forKey key: String, as kind: TierWrite, record: TierRecord?) {
+    /// - Throws: what writing the outbox's journal throws.
+    func sendToSharedTier(_ data: Data, forKey key: String, as kind: TierWrite, record: TierRecord?) throws(CaskError) {
         guard let shared else { return }
         let now = options.disk.clock.now
         let entry: SharedEntry
@@ -31,7 +32,7 @@ extension CaskCache {
             let expiry = record?.expiry ?? fresh + staleWindow.milliseconds
             entry = SharedEntry(value: data, freshUntil: fresh, expiry: expiry, tags: tags, version: shared.nextVersion())
         }
-        shared.send(.set(key: key, entry: entry))
+        try shared.send(.set(key: key, entry: entry))
     }
 
     /// The value of `key` from the local layers, else (with a shared tier) from the shared

@@ -16,11 +16,12 @@ func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendab
         let work = Task {
             do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
         }
-        let timer = Task {
-            try? await Task.sleep(for: limit)
+        // A Dispatch timer, not a task: it fires on time even when Swift's pool is busy.
+        let ns = max(0, limit.components.seconds) * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(ns, Int64(Int32.max) * 1_000_000_000)))) {
             finish(.failure(SharedTierTimeout(limit: limit)))
         }
-        tasks.withLock { $0 = [work, timer] }
+        tasks.withLock { $0 = [work] }
     }
     for task in tasks.withLock({ $0 }) { task.cancel() }
     return result
@@ -31,4 +32,14 @@ public struct SharedTierTimeout: Error, Sendable, CustomStringConvertible {
     /// The limit it passed.
     public let limit: Duration
     public var description: String { "the shared tier did not answer within \(limit)" }
+}
+
+/// Thrown by a ``SharedTier`` for a change it will never apply (a value too large, a script
+/// error): the outbox drops the change instead of retrying it (which would hold back every
+/// change queued after it), and counts it in ``SharedTierStatistics/changesRefused``.
+public struct SharedTierRefusal: Error, Sendable, CustomStringConvertible {
+    /// Why, in the tier's words.
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { "the shared tier refused the change: \(reason)" }
 }

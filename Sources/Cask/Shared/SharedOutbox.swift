@@ -6,10 +6,12 @@ import Synchronization
 /// is retried after a backoff (doubling from `retryDelay` to 32 ×, with jitter), so an outage
 /// delays the changes and loses none while the process runs. Which keys (and whether any
 /// prefix or tag removal) are waiting is known, so a read does not fetch from the shared
-/// tier what this node already changed. Thread-safe.
+/// tier what this node already changed. With an ``OutboxJournal`` each change is also on disk
+/// until acknowledged, so a restart of the process loses none. Thread-safe.
 final class SharedOutbox: Sendable {
     private struct State {
-        var queue: [SharedChange] = []
+        var queue: [(place: UInt64, change: SharedChange)] = []
+        var nextPlace: UInt64 = 1
         var head = 0
         /// Waiting changes per key.
         var keys: [String: Int] = [:]
@@ -20,24 +22,52 @@ final class SharedOutbox: Sendable {
     }
 
     private let state = Mutex(State())
+    private let journal: OutboxJournal?
+    /// Changes the tier refused for good (dropped).
+    let refused = Atomic<Int>(0)
     private let send: @Sendable (SharedChange) async throws -> Void
     private let retryDelay: Duration
     /// Called after each failed send (the breaker), and after each acknowledged one.
     private let onResult: @Sendable (Bool) -> Void
 
-    init(retryDelay: Duration, send: @escaping @Sendable (SharedChange) async throws -> Void, onResult: @escaping @Sendable (Bool) -> Void) {
+    /// Queues again what `journal` holds from before, in order.
+    init(journal: OutboxJournal?, retryDelay: Duration, send: @escaping @Sendable (SharedChange) async throws -> Void,
+         onResult: @escaping @Sendable (Bool) -> Void) throws(CaskError) {
+        let pending = try journal?.pending(skipped: { _ in }) ?? []
+        self.journal = journal
         self.send = send
         self.retryDelay = retryDelay
         self.onResult = onResult
+        state.withLock { s in
+            for (place, change) in pending {
+                s.queue.append((place, change))
+                Self.count(change, in: &s, by: 1)
+            }
+            s.nextPlace = (pending.last?.0 ?? 0) + 1
+        }
+        if !pending.isEmpty { startDraining() }
     }
 
-    /// Queues `change` after every change queued before it, and starts the sender when idle.
-    func enqueue(_ change: SharedChange) {
-        let start = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
-            s.queue.append(change)
+    /// Queues `change` after every change queued before it (on disk too, with a journal),
+    /// and starts the sender when idle.
+    /// - Throws: what writing the journal throws: the change may still be sent (it is queued
+    ///   in memory), but it would not survive a restart.
+    func enqueue(_ change: SharedChange) throws(CaskError) {
+        let place = state.withLock { s -> UInt64? in
+            guard !s.closed else { return nil }
+            defer { s.nextPlace += 1 }
+            s.queue.append((s.nextPlace, change))
             Self.count(change, in: &s, by: 1)
-            guard !s.draining else { return false }
+            return s.nextPlace
+        }
+        guard let place else { return }
+        startDraining()
+        try journal?.append(change, at: place)
+    }
+
+    private func startDraining() {
+        let start = state.withLock { s -> Bool in
+            guard !s.draining, !s.closed else { return false }
             s.draining = true
             return true
         }
@@ -50,12 +80,15 @@ final class SharedOutbox: Sendable {
     /// How many changes are waiting.
     var count: Int { state.withLock { $0.queue.count - $0.head } }
 
-    /// Stops sending (what is waiting stays unsent).
-    func close() { state.withLock { $0.closed = true } }
+    /// Stops sending (what is waiting stays unsent, and in the journal) and closes the journal.
+    func close() throws(CaskError) {
+        state.withLock { $0.closed = true }
+        try journal?.close()
+    }
 
     private func drain() async {
         var failures = 0
-        while let change = state.withLock({ s -> SharedChange? in
+        while let (place, change) = state.withLock({ s -> (UInt64, SharedChange)? in
             guard !s.closed, s.head < s.queue.count else { s.draining = false; return nil }
             return s.queue[s.head]
         }) {
@@ -63,11 +96,22 @@ final class SharedOutbox: Sendable {
                 try await send(change)
                 onResult(true)
                 failures = 0
+                // A failed removal leaves the change to be sent again after a restart, which
+                // the tier refuses as no newer than what it holds.
+                try? journal?.remove(place)
                 state.withLock { s in
                     Self.count(change, in: &s, by: -1)
                     s.head += 1
                     if s.head > 1024, s.head * 2 > s.queue.count { s.queue.removeFirst(s.head); s.head = 0 }
                 }
+            } catch is SharedTierRefusal {
+                onResult(false)
+                refused.add(1, ordering: .relaxed)
+                state.withLock { s in
+                    Self.count(change, in: &s, by: -1)
+                    s.head += 1
+                }
+                try? journal?.remove(place)
             } catch {
                 onResult(false)
                 failures += 1

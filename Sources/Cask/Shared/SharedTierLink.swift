@@ -26,7 +26,8 @@ final class SharedTierLink: Sendable {
     private let isLive = Atomic<Bool>(false)
     private let counters = SharedTierCounters()
 
-    init(tier: any SharedTier, options: CacheOptions) {
+    /// Opens the link; its outbox's journal lives in `directory` (the cache's folder).
+    init(tier: any SharedTier, options: CacheOptions, directory: String) throws(CaskError) {
         self.tier = tier
         self.node = options.sharedTierNode
         self.timeout = options.sharedTierTimeout
@@ -34,7 +35,8 @@ final class SharedTierLink: Sendable {
         let breaker = CircuitBreaker(openFor: options.sharedTierRetryDelay)
         self.breaker = breaker
         let timeout = options.sharedTierTimeout, clock = options.disk.clock, counters = counters
-        self.outbox = SharedOutbox(retryDelay: options.sharedTierRetryDelay, send: { change in
+        let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, durability: options.disk.durability)
+        self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, send: { change in
             try await withDeadline(timeout) { try await tier.apply(change) }
         }, onResult: { ok in
             if ok { breaker.noteSuccess(); counters.sent.add(1, ordering: .relaxed) } else {
@@ -55,7 +57,8 @@ final class SharedTierLink: Sendable {
     }
 
     /// Queues a change this node made (its local layers already hold it).
-    func send(_ change: SharedChange) { outbox.enqueue(change) }
+    /// - Throws: what writing the outbox's journal throws.
+    func send(_ change: SharedChange) throws(CaskError) { try outbox.enqueue(change) }
 
     /// The tier's entry for `key`, or nil: when it has none, when this node has a change of
     /// it waiting to be sent, when the breaker is open, or when the tier fails or passes the
@@ -121,13 +124,13 @@ final class SharedTierLink: Sendable {
         SharedTierStatistics(hits: counters.hits.load(ordering: .relaxed), misses: counters.misses.load(ordering: .relaxed),
                              failures: counters.failures.load(ordering: .relaxed), changesSent: counters.sent.load(ordering: .relaxed),
                              changesWaiting: outbox.count, noticesApplied: counters.notices.load(ordering: .relaxed),
-                             isFollowing: isLive.load(ordering: .relaxed))
+                             changesRefused: outbox.refused.load(ordering: .relaxed), isFollowing: isLive.load(ordering: .relaxed))
     }
 
     /// Stops following and sending.
-    func close() {
-        outbox.close()
+    func close() throws(CaskError) {
         follower.withLock { $0?.cancel() }
+        try outbox.close()
     }
 }
 
@@ -162,6 +165,8 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var changesWaiting: Int
     /// Other nodes' changes (and lost histories) applied to the local layers.
     public var noticesApplied: Int
+    /// This node's changes the tier refused for good (dropped, not retried).
+    public var changesRefused: Int
     /// Whether this node follows the tier's changes as they happen (so reads go through it);
     /// false before the first connection and while it is lost.
     public var isFollowing: Bool

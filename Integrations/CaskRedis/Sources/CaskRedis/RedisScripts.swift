@@ -22,6 +22,8 @@ enum RedisScripts {
     /// expiry ms, tags (JSON), history length, tombstone retention ms. Answers 1 when applied.
     static let set = covered + """
 
+    local kind = redis.call('TYPE', KEYS[1]).ok
+    if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
     local cur = redis.call('HGET', KEYS[1], 'ver')
     if cur and cur >= ARGV[2] then return 0 end
     if covered(ARGV[1], ARGV[2], ARGV[6]) then return 0 end
@@ -35,6 +37,8 @@ enum RedisScripts {
     /// KEYS: entry, prefixes, tags, history. ARGV: key, version, history length, tombstone
     /// retention ms. Leaves a tombstone (`del`) that an older write cannot pass.
     static let remove = """
+    local kind = redis.call('TYPE', KEYS[1]).ok
+    if kind ~= 'hash' and kind ~= 'none' then redis.call('DEL', KEYS[1]) end
     local cur = redis.call('HGET', KEYS[1], 'ver')
     if cur and cur >= ARGV[2] then return 0 end
     redis.call('DEL', KEYS[1])
@@ -58,9 +62,10 @@ enum RedisScripts {
     """
 
     /// KEYS: entry, prefixes, tags. ARGV: key. Answers [version, value, fresh, expiry, tags],
-    /// or nil when absent, removed or covered by a removal.
+    /// or nil when absent, removed, covered by a removal, or not a hash (another client's key).
     static let read = covered + """
 
+    if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return nil end
     local h = redis.call('HMGET', KEYS[1], 'ver', 'val', 'fresh', 'exp', 'tags', 'del')
     if not h[1] or h[6] or not h[2] then return nil end
     if covered(ARGV[1], h[1], h[5]) then return nil end

@@ -31,12 +31,23 @@ public final class RedisSharedTier: SharedTier {
         guard let f = reply.elements, f.count == 5, let ver = f[0].string.flatMap(SharedVersion.init), let value = f[1].bytes,
               let fresh = f[2].string.flatMap({ Int64($0) }), let expiry = f[3].string.flatMap({ Int64($0) }),
               let tagText = f[4].bytes, let tags = try? JSONDecoder().decode([String].self, from: Data(tagText)) else {
-            throw RedisClientError.unexpectedReply("the entry of \(key) is not in Cask's format")
+            return nil   // not in Cask's format (another client wrote it): a miss, never a value
         }
         return SharedEntry(value: Data(value), freshUntil: fresh, expiry: expiry, tags: tags, version: ver)
     }
 
+    /// - Throws: ``SharedTierRefusal`` when Redis answers with an error (the change is then
+    ///   dropped, not retried); ``RedisClientError`` for an outage.
     public func apply(_ change: SharedChange) async throws {
+        do { try await applyOnce(change) } catch RedisClientError.server(let message) {
+            // Errors that pass (loading, busy, a replica, out of memory) are retried.
+            let transient = ["LOADING", "BUSY", "TRYAGAIN", "READONLY", "MASTERDOWN", "OOM", "CLUSTERDOWN", "NOAUTH", "WRONGPASS"]
+            if transient.contains(where: { message.hasPrefix($0) }) { throw RedisClientError.server(message) }
+            throw SharedTierRefusal(reason: message)
+        }
+    }
+
+    private func applyOnce(_ change: SharedChange) async throws {
         let history = Array("\(configuration.historyLength)".utf8)
         let retention = max(1, configuration.removalRetention.components.seconds * 1000)
         switch change {

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// Separate node processes on one real Redis: what one node changes reaches the other's memory
+/// and disk, a node killed with changes queued during an outage sends them after its restart.
+@Suite struct MultiProcessTests {
+    @Test func aWriteAndARemovalOnOneProcessReachTheOther() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let a = try NodeProcess(directory: folder.file("a"), port: server.port, id: 1)
+        let b = try NodeProcess(directory: folder.file("b"), port: server.port, id: 2)
+        #expect(await a.settled()); #expect(await b.settled())
+        #expect(await a.send("set k v1") == "ok")
+        #expect(await eventually(5) { await b.send("get k") == "value v1" })      // read through, cold
+        #expect(await b.send("local k") == "true")
+        #expect(await a.send("set k v2") == "ok")
+        #expect(await eventually(5) { await b.send("local k") == "false" })        // b's copy removed
+        #expect(await b.send("get k") == "value v2")
+        #expect(await a.send("load t:1 team v") == "value v")
+        #expect(await eventually(5) { await b.send("get t:1") == "value v" })
+        #expect(await a.send("tag team") == "ok")
+        #expect(await eventually(5) { await b.send("local t:1") == "false" })
+        #expect(await a.send("del k") == "ok")
+        #expect(await eventually(5) { await b.send("local k") == "false" })
+        b.kill()
+        try b.start()
+        #expect(await b.settled())
+        #expect(await b.send("get k") == "nil")
+        #expect(await b.send("get t:1") == "nil")
+    }
+
+    @Test func changesQueuedDuringAnOutageSurviveAKilledNode() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let a = try NodeProcess(directory: folder.file("a"), port: server.port, id: 1)
+        let b = try NodeProcess(directory: folder.file("b"), port: server.port, id: 2)
+        #expect(await a.settled()); #expect(await b.settled())
+        server.kill()
+        for i in 0..<10 { #expect(await a.send("set q\(i) x\(i)") == "ok") }   // acknowledged, queued on disk
+        #expect(await a.send("del q3") == "ok")
+        a.kill()                                                             // kill -9 with the queue unsent
+        try server.start()                                                   // back, empty
+        try a.start()
+        #expect(await a.settled())                                           // the queue was sent
+        #expect(await b.settled())
+        for i in 0..<10 where i != 3 { #expect(await b.send("get q\(i)") == "value x\(i)", "q\(i)") }
+        #expect(await b.send("get q3") == "nil")
+    }
+}
