@@ -15,6 +15,11 @@ swift test --package-path Integrations/CaskHummingbird
 swift test --package-path Integrations/CaskVapor
 # CaskCache as a swift-service-lifecycle Service, and its statistics as swift-metrics.
 swift test --package-path Integrations/CaskServices
+# The shared tier on Redis (a package of its own: only an app that uses it builds swift-nio for
+# it): each test starts its own redis-server on 127.0.0.1 (installed by install-deps.sh), kills,
+# pauses and restarts it, and runs node processes (cask-redis-node) against it.
+swift build --package-path Integrations/CaskRedis --product cask-redis-node
+swift test --package-path Integrations/CaskRedis
 # The example server, started live on loopback and hit with concurrent requests; /metrics scraped.
 swift test --package-path Examples/Server
 # Real failed syscalls (libfiu) against the cask tool, checked from outside against a model.

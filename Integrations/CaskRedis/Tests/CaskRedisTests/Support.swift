@@ -14,17 +14,23 @@ final class Folder: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A `redis-server` of the test's own on 127.0.0.1 and a free port, with no persistence (a
-/// restart is a restart empty), killed when the test ends.
+/// A `redis-server` of the test's own on 127.0.0.1 and a free port (below Linux's ephemeral
+/// range, tried again on another when taken), with no persistence (a restart is a restart
+/// empty), killed when the test ends.
 final class RedisServer: @unchecked Sendable {
-    let port: Int
+    private(set) var port: Int
     let folder: Folder
     private var process: Process?
 
     init() throws {
         folder = try Folder()
-        port = Int.random(in: 20_000...60_000)
-        try start()
+        port = Int.random(in: 20_000...32_000)
+        for attempt in 1...5 {
+            do { try start(); return } catch where attempt < 5 {
+                kill()
+                port = Int.random(in: 20_000...32_000)
+            }
+        }
     }
 
     deinit { kill() }
@@ -43,8 +49,9 @@ final class RedisServer: @unchecked Sendable {
         p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()
         process = p
-        for _ in 0..<200 {
+        for _ in 0..<500 {
             if (try? cli("PING")) == "PONG" { return }
+            if p.isRunning == false { break }
             usleep(20_000)
         }
         throw RedisClientError.unavailable("redis-server did not start on port \(port)")
