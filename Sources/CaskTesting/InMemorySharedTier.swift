@@ -36,12 +36,12 @@ public final class InMemorySharedTier: SharedTier {
     /// Forgets everything (a Redis restarted empty): followers get
     /// ``SharedNotice/historyLost(cursor:)``.
     public func restartEmpty() {
-        let followers = state.withLock { s -> [AsyncStream<SharedNotice>.Continuation] in
+        let (followers, cursor) = state.withLock { s -> ([AsyncStream<SharedNotice>.Continuation], String) in
             let followers = Array(s.followers.values)
             s = State(followers: s.followers)
-            return followers
+            return (followers, "\(s.epoch):0")
         }
-        for f in followers { f.yield(.historyLost(cursor: nil)) }
+        for f in followers { f.yield(.historyLost(cursor: cursor)) }
     }
 
     struct Down: Error {}

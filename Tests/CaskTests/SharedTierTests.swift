@@ -23,7 +23,7 @@ import CaskTesting
         await eventually(120) {
             let n = tier.appliedChanges.count
             return nodes.allSatisfy { node in
-                node.sharedTierStatistics?.changesWaiting == 0 && (n == 0 || node.sharedTierCursor?.hasSuffix(":\(n)") == true)
+                node.sharedTierStatistics?.changesWaiting == 0 && node.sharedTierCursor?.hasSuffix(":\(n)") == true
             }
         }
     }

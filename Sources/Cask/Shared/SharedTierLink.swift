@@ -56,6 +56,13 @@ final class SharedTierLink: Sendable {
         return SharedVersion(milliseconds: ms, node: node)
     }
 
+    /// Notes a version seen from another node (a hybrid logical clock): this node's next
+    /// version is later, so a change made after seeing another node's orders after it even
+    /// when the clocks disagree or both fall in one millisecond.
+    func observe(_ version: SharedVersion) {
+        lastVersion.withLock { $0 = max($0, version.milliseconds) }
+    }
+
     /// Queues a change this node made (its local layers already hold it).
     /// - Throws: what writing the outbox's journal throws.
     func send(_ change: SharedChange) throws(CaskError) { try outbox.enqueue(change) }
@@ -76,6 +83,7 @@ final class SharedTierLink: Sendable {
                 return nil
             }
             breaker.noteSuccess()
+            observe(found.version)
             guard found.expiry == 0 || found.expiry > clock.now else { return nil }
             counters.hits.add(1, ordering: .relaxed)
             return (found, mark)
@@ -105,6 +113,7 @@ final class SharedTierLink: Sendable {
                 case .change(let change, _) where change.version.node == node:
                     cursor.withLock { $0 = notice.cursor }
                     continue
+                case .change(let change, _): observe(change.version)
                 default: break
                 }
                 noticesApplied.add(1, ordering: .releasing)
