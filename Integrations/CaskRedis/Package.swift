@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "CaskRedis", targets: ["CaskRedis"]),
         .executable(name: "cask-redis-node", targets: ["cask-redis-node"]),
+        .executable(name: "cask-redis-bench", targets: ["cask-redis-bench"]),
     ],
     dependencies: [
         .package(name: "Cask", path: "../.."),
@@ -28,6 +29,11 @@ let package = Package(
         // One node of a test cluster, driven over stdin/stdout by the multi-process tests.
         .executableTarget(
             name: "cask-redis-node",
+            dependencies: ["CaskRedis", .product(name: "Cask", package: "Cask")]
+        ),
+        // The benchmark (tools/bench-shared-tier.sh): gets from each tier, the invalidation delay.
+        .executableTarget(
+            name: "cask-redis-bench",
             dependencies: ["CaskRedis", .product(name: "Cask", package: "Cask")]
         ),
         .testTarget(

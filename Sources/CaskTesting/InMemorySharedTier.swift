@@ -33,6 +33,9 @@ public final class InMemorySharedTier: SharedTier {
     /// The changes applied so far.
     public var appliedChanges: [SharedChange] { state.withLock { $0.history } }
 
+    /// The cursor after the last change applied: a node that followed everything holds it.
+    public var currentCursor: String { state.withLock { "\($0.epoch):\($0.history.count)" } }
+
     /// Forgets everything (a Redis restarted empty): followers get
     /// ``SharedNotice/historyLost(cursor:)``.
     public func restartEmpty() {

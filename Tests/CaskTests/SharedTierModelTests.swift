@@ -75,7 +75,12 @@ import CaskTesting
             case .read(let n, let key):
                 guard await SharedTierTests.settle(nodes, tier) else { return "step \(i): the cluster did not settle" }
                 let got = try await nodes[n].value(String.self, forKey: key)
-                if got != model[key]?.value { return "step \(i) \(op): got \(got ?? "nil"), model \(model[key]?.value ?? "nil")" }
+                if got != model[key]?.value {
+                    let inTier = try await tier.entry(forKey: key).map { String(decoding: $0.value, as: UTF8.self) + " \($0.version)" } ?? "nil"
+                    let local = nodes.map { "\($0.contains(key))" }.joined(separator: "/")
+                    return "step \(i) \(op): got \(got ?? "nil"), model \(model[key]?.value ?? "nil"); tier \(inTier); "
+                        + "held locally \(local); stats \(nodes[n].sharedTierStatistics.map { "\($0)" } ?? "-")"
+                }
             default:
                 try await apply(op, nodes, &model)
             }

@@ -21,9 +21,9 @@ import CaskTesting
     /// Waits until every node sent its changes and followed the tier to its last one.
     static func settle(_ nodes: [CaskCache], _ tier: InMemorySharedTier) async -> Bool {
         await eventually(120) {
-            let n = tier.appliedChanges.count
+            let cursor = tier.currentCursor
             return nodes.allSatisfy { node in
-                node.sharedTierStatistics?.changesWaiting == 0 && node.sharedTierCursor?.hasSuffix(":\(n)") == true
+                node.sharedTierStatistics?.changesWaiting == 0 && node.sharedTierCursor == cursor
             }
         }
     }

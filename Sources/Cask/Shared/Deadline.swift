@@ -31,6 +31,7 @@ func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendab
 public struct SharedTierTimeout: Error, Sendable, CustomStringConvertible {
     /// The limit it passed.
     public let limit: Duration
+    /// Says which limit passed.
     public var description: String { "the shared tier did not answer within \(limit)" }
 }
 
@@ -40,6 +41,8 @@ public struct SharedTierTimeout: Error, Sendable, CustomStringConvertible {
 public struct SharedTierRefusal: Error, Sendable, CustomStringConvertible {
     /// Why, in the tier's words.
     public let reason: String
+    /// A refusal for `reason`.
     public init(reason: String) { self.reason = reason }
+    /// Says why.
     public var description: String { "the shared tier refused the change: \(reason)" }
 }

@@ -14,7 +14,7 @@ import Foundation
 ///   removal's, and no later one.
 /// - ``changes(after:)`` reports every change applied by any node, in the order applied, each
 ///   with a cursor; given the cursor of the last change a node applied, it resumes after it,
-///   or reports ``SharedNotice/historyLost`` when it cannot (the history was trimmed, or the
+///   or reports ``SharedNotice/historyLost(cursor:)`` when it cannot (the history was trimmed, or the
 ///   tier restarted empty).
 ///
 /// Implementations are thread-safe, and every method may throw for an outage; the cache
@@ -28,7 +28,7 @@ public protocol SharedTier: Sendable {
 
     /// The changes applied after `cursor` (all from now when nil), as they are applied. The
     /// stream ends only when the task reading it is cancelled; outages are reported as
-    /// ``SharedNotice/historyLost`` once the connection is back.
+    /// ``SharedNotice/historyLost(cursor:)`` once the connection is back.
     func changes(after cursor: String?) -> AsyncStream<SharedNotice>
 }
 
@@ -45,6 +45,7 @@ public struct SharedEntry: Sendable, Equatable {
     /// The version of the write that stored it.
     public var version: SharedVersion
 
+    /// An entry of `value` (encoded bytes) with its times (ms since 1970), tags and version.
     public init(value: Data, freshUntil: Int64, expiry: Int64, tags: [String], version: SharedVersion) {
         self.value = value
         self.freshUntil = freshUntil
@@ -101,6 +102,7 @@ public struct SharedVersion: Sendable, Hashable, Comparable, CustomStringConvert
     /// The writing node's identifier.
     public var node: UInt32
 
+    /// The version of `node`'s change at `milliseconds`.
     public init(milliseconds: Int64, node: UInt32) {
         self.milliseconds = milliseconds
         self.node = node
@@ -113,8 +115,10 @@ public struct SharedVersion: Sendable, Hashable, Comparable, CustomStringConvert
         self.init(milliseconds: Int64(ms), node: node)
     }
 
+    /// Whether `a` is older: earlier milliseconds, or the same and a lower node id.
     public static func < (a: Self, b: Self) -> Bool { (a.milliseconds, a.node) < (b.milliseconds, b.node) }
 
+    /// 24 lowercase hex digits: 16 of milliseconds, 8 of node.
     public var description: String {
         let ms = String(UInt64(max(0, milliseconds)), radix: 16)
         let node = String(self.node, radix: 16)

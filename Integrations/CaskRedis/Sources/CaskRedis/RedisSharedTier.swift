@@ -74,6 +74,12 @@ public final class RedisSharedTier: SharedTier {
         return stream
     }
 
+    /// A plain `GET` on the tier's connection: the benchmark's baseline for a read through it.
+    @_spi(Benchmarks)
+    public func plainGET(_ key: String) async throws -> [UInt8]? {
+        try await commands.send([Array("GET".utf8), Array(key.utf8)], timeout: configuration.commandTimeout).bytes
+    }
+
     /// Closes the tier's command connection (followers end with their streams).
     public func close() { commands.close() }
 

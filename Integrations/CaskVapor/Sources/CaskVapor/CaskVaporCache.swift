@@ -26,7 +26,10 @@ public struct CaskVaporCache: Cache, Sendable {
 
     public func get<T: Decodable>(_ key: String, as type: T.Type) -> EventLoopFuture<T?> {
         let cache = self.cache
-        return run { () throws -> Data? in try cache.data(forKey: key) }.flatMapThrowing { data in
+        // The async read: with a shared tier (`CacheOptions.sharedTier`) a local miss reads through it.
+        let promise = eventLoop.makePromise(of: Data?.self)
+        promise.completeWithTask { try await cache.data(forKey: key) }
+        return promise.futureResult.flatMapThrowing { data in
             guard let data else { return nil }
             do { return try cache.options.coder.decode(T.self, from: data) } catch {
                 throw CaskError.typeMismatch(key: key, type: "\(T.self)", reason: "\(error)")
