@@ -31,6 +31,6 @@ out="Benchmarks/results/shared-tier-$(date +%Y-%m-%d).txt"
   "Integrations/CaskRedis/.build/$configuration/cask-redis-bench" "$port" "$operations"
   echo
   echo "# redis-benchmark, one connection, no pipelining (the same server):"
-  redis-benchmark -p "$port" -t get,set -n "$operations" -c 1 -d 100 -q
+  redis-benchmark -p "$port" -t get,set -n "$operations" -c 1 -d 100 --csv
 } | tee "$out"
 echo "written: $out"

@@ -13,6 +13,7 @@ let package = Package(
         .package(name: "CaskIntegrationTesting", path: "../../Integrations/CaskIntegrationTesting"),
         .package(name: "CaskHummingbird", path: "../../Integrations/CaskHummingbird"),
         .package(name: "CaskServices", path: "../../Integrations/CaskServices"),
+        .package(name: "CaskRedis", path: "../../Integrations/CaskRedis"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
@@ -24,6 +25,7 @@ let package = Package(
                 .product(name: "Cask", package: "Cask"),
                 .product(name: "CaskHummingbird", package: "CaskHummingbird"),
                 .product(name: "CaskServices", package: "CaskServices"),
+                .product(name: "CaskRedis", package: "CaskRedis"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -31,13 +33,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "cask-example-server",
-            dependencies: ["ExampleServer", .product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: ["ExampleServer", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "CaskRedis", package: "CaskRedis")]
         ),
         .testTarget(
             name: "ExampleServerTests",
             dependencies: [
                 .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "ExampleServer",
+                .product(name: "CaskRedis", package: "CaskRedis"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

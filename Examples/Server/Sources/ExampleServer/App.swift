@@ -1,5 +1,6 @@
 import Cask
 import CaskHummingbird
+import CaskRedis
 import CaskServices
 import Foundation
 import HTTPTypes
@@ -14,6 +15,8 @@ public struct ServerSettings: Sendable {
     public var timeToLive: Duration = .seconds(30)
     public var staleWindow: Duration = .seconds(3_600)
     public var address: BindAddress = .hostname("127.0.0.1", port: 8080)
+    /// A Redis every instance shares (the cache's shared tier): nil for this instance alone.
+    public var redis: RedisConfiguration?
 
     public init(folder: String) { self.folder = folder }
 }
@@ -24,9 +27,14 @@ public struct ServerSettings: Sendable {
 ///   served (header `X-Cache-Stale: true`) across restarts too.
 /// - `POST /login/:name`: starts a session (persist driver, 1 hour); answers its token.
 /// - `GET /me` with header `X-Session: <token>`: the session's name, 401 without one.
+/// - `DELETE /users/:id`: forgets the cached user, on every instance sharing the Redis.
+/// - `PUT /upstream/failing` and `PUT /upstream/healthy`: the switch that makes the upstream fail
+///   (to see the fail-safe by hand).
 /// - `GET /metrics`: the cache's metrics in Prometheus's text format.
 public func buildApplication(_ settings: ServerSettings, upstream: SlowUpstream) throws -> some ApplicationProtocol {
-    let cache = try CaskCache(directory: settings.folder)
+    var cacheOptions = CacheOptions()
+    cacheOptions.sharedTier = settings.redis.map { RedisSharedTier($0) }
+    let cache = try CaskCache(directory: settings.folder, options: cacheOptions)
     let sessions = CaskPersistDriver(cache: cache)   // one store for both; closed at shutdown
     let registry = PrometheusCollectorRegistry()
     var factory = PrometheusMetricsFactory(registry: registry)
@@ -50,6 +58,15 @@ public func buildApplication(_ settings: ServerSettings, upstream: SlowUpstream)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(loaded.value))))
+    }
+    router.delete("/users/:id") { _, context -> HTTPResponse.Status in
+        let id = try context.parameters.require("id", as: Int.self)
+        try await cache.removeValue(forKey: "user:\(id)")
+        return .noContent
+    }
+    router.put("/upstream/:state") { _, context -> HTTPResponse.Status in
+        upstream.isFailing = try context.parameters.require("state") == "failing"
+        return .noContent
     }
     router.post("/login/:name") { _, context -> String in
         let token = UUID().uuidString

@@ -1,3 +1,4 @@
+import CaskRedis
 import ExampleServer
 import CaskIntegrationTesting
 import Foundation
@@ -66,6 +67,40 @@ import Testing
         try await buildApplication(settings, upstream: upstream).test(.ahc(.http)) { client in
             try await client.execute(uri: "/me", method: .get, headers: [HTTPField.Name("X-Session")!: token]) {
                 #expect(String(buffer: $0.body) == "ada")
+            }
+        }
+    }
+
+    /// Two instances on one Redis: a user one loaded is served by the other without a load of
+    /// its own, and a removal on one reaches the other's copies (it loads again).
+    @Test func twoInstancesShareOneRedis() async throws {
+        let redis = try RedisServer()
+        let folderA = TestFolder(), folderB = TestFolder()
+        defer { withExtendedLifetime((folderA, folderB, redis)) {} }
+        var a = ServerSettings(folder: folderA.path), b = ServerSettings(folder: folderB.path)
+        a.redis = RedisConfiguration(host: "127.0.0.1", port: redis.port)
+        b.redis = a.redis
+        let upstreamA = SlowUpstream(delay: .milliseconds(10)), upstreamB = SlowUpstream(delay: .milliseconds(10))
+        try await buildApplication(a, upstream: upstreamA).test(.ahc(.http)) { clientA in
+            try await buildApplication(b, upstream: upstreamB).test(.ahc(.http)) { clientB in
+                _ = try await clientA.execute(uri: "/users/7", method: .get)
+                #expect(upstreamA.callCount == 1)
+                var served = false
+                for _ in 0..<200 where !served {   // until a's write reached Redis and b follows it
+                    let body = String(buffer: try await clientB.execute(uri: "/users/7", method: .get).body)
+                    served = body == #"{"id":7,"name":"user 7"}"# && upstreamB.callCount == 0
+                    if !served { try await Task.sleep(for: .milliseconds(20)) }
+                    if upstreamB.callCount > 0 { break }
+                }
+                #expect(served && upstreamB.callCount == 0, "b loaded it itself: \(upstreamB.callCount)")
+                try await clientA.execute(uri: "/users/7", method: .delete) { #expect($0.status == .noContent) }
+                var reloaded = false
+                for _ in 0..<200 where !reloaded {
+                    _ = try await clientB.execute(uri: "/users/7", method: .get)
+                    reloaded = upstreamB.callCount == 1
+                    if !reloaded { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(reloaded, "b still served its copy after a's removal")
             }
         }
     }

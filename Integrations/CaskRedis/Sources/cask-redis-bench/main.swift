@@ -34,11 +34,14 @@ func timed(_ n: Int, _ body: (Int) async throws -> Void) async rethrows -> [Doub
     return out
 }
 
+/// Prints a line at once (stdout may be a pipe).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 func report(_ name: String, _ ns: [Double]) {
     let s = ns.sorted()
     func q(_ p: Double) -> Double { s[min(s.count - 1, Int(Double(s.count) * p))] / 1000 }
     let mean = s.reduce(0, +) / Double(s.count) / 1000
-    print(String(format: "%-38@ n=%6d  mean %8.1f µs  p50 %8.1f  p99 %8.1f  p99.9 %8.1f  max %8.1f  >1ms %d",
+    say(String(format: "%-38@ n=%6d  mean %8.1f µs  p50 %8.1f  p99 %8.1f  p99.9 %8.1f  max %8.1f  >1ms %d",
                  name as NSString, s.count, mean, q(0.5), q(0.99), q(0.999), s.last! / 1000, s.filter { $0 > 1_000_000 }.count))
 }
 
@@ -60,7 +63,7 @@ let value = String(repeating: "x", count: 100)
 let (a, ta) = try node("a", id: 1)
 let (b, tb) = try node("b", id: 2, memoryItems: 1)
 await waitFollowing(a); await waitFollowing(b)
-print("cask-redis-bench: \(n) operations each, 100-byte values, redis-server on 127.0.0.1:\(port)")
+say("cask-redis-bench: \(n) operations each, 100-byte values, redis-server on 127.0.0.1:\(port)")
 for i in 0..<n { try await a.setValue(value, forKey: "k\(i)") }
 while (a.sharedTierStatistics?.changesWaiting ?? 0) > 0 { try await Task.sleep(for: .milliseconds(10)) }
 
@@ -71,20 +74,25 @@ let client = RedisSharedTier(configuration)
 report("plain Redis GET, same client", try await timed(n) { i in _ = try await client.plainGET("\(configuration.keyPrefix)plain\(i % 100)") })
 report("set (local write + outbox) (node a)", try await timed(n) { i in try await a.setValue(value, forKey: "s\(i)") })
 
-// The invalidation delay: a's write returns, then b drops its copy.
-var delays: [Double] = []
-for i in 0..<min(n, 2_000) {
-    let key = "inv\(i)"
-    try await a.setValue("1", forKey: key)
-    while (try await b.value(String.self, forKey: key)) != "1" { try await Task.sleep(for: .microseconds(100)) }
-    let before = b.sharedTierStatistics?.noticesApplied ?? 0
-    let start = DispatchTime.now().uptimeNanoseconds
-    try await a.setValue("2", forKey: key)
-    while b.contains(key) || (b.sharedTierStatistics?.noticesApplied ?? 0) == before {
-        try await Task.sleep(for: .microseconds(50))
+// The invalidation delay: a's write returns, then b drops its copy. (In a function: top-level
+// code would pick the synchronous `value`, which never reads through the shared tier.)
+func invalidationDelays(_ count: Int) async throws -> [Double] {
+    var delays: [Double] = []
+    for i in 0..<count {
+        let key = "inv\(i)"
+        try await a.setValue("1", forKey: key)
+        while (try await b.value(String.self, forKey: key)) != "1" { try await Task.sleep(for: .microseconds(100)) }
+        let before = b.sharedTierStatistics?.noticesApplied ?? 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await a.setValue("2", forKey: key)
+        while b.contains(key) || (b.sharedTierStatistics?.noticesApplied ?? 0) == before {
+            try await Task.sleep(for: .microseconds(50))
+        }
+        delays.append(Double(DispatchTime.now().uptimeNanoseconds - start))
     }
-    delays.append(Double(DispatchTime.now().uptimeNanoseconds - start))
+    return delays
 }
+let delays = try await invalidationDelays(min(n, 2_000))
 report("invalidation: a's write returned -> b's copy gone", delays)
 
 // Three nodes, each with its own task: 80% gets, 20% sets over 10,000 keys, for 5 s.
@@ -108,7 +116,7 @@ let counts = try await withThrowingTaskGroup(of: Int.self) { group in
     for try await count in group { all.append(count) }
     return all
 }
-print(String(format: "three nodes, 80%% get / 20%% set, 5 s: %.0f ops/s in all (%@)", Double(counts.reduce(0, +)) / 5, counts.map(String.init).joined(separator: ", ")))
+say(String(format: "three nodes, 80%% get / 20%% set, 5 s: %.0f ops/s in all (%@)", Double(counts.reduce(0, +)) / 5, counts.map(String.init).joined(separator: ", ")))
 
 try await a.close(); try await b.close()
 for (c, _) in nodes { try await c.close() }
