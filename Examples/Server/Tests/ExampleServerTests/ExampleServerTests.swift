@@ -77,9 +77,10 @@ import Testing
         let redis = try RedisServer()
         let folderA = TestFolder(), folderB = TestFolder()
         defer { withExtendedLifetime((folderA, folderB, redis)) {} }
-        var a = ServerSettings(folder: folderA.path), b = ServerSettings(folder: folderB.path)
-        a.redis = RedisConfiguration(host: "127.0.0.1", port: redis.port)
-        b.redis = a.redis
+        var settingsA = ServerSettings(folder: folderA.path), settingsB = ServerSettings(folder: folderB.path)
+        settingsA.redis = RedisConfiguration(host: "127.0.0.1", port: redis.port)
+        settingsB.redis = settingsA.redis
+        let a = settingsA, b = settingsB
         let upstreamA = SlowUpstream(delay: .milliseconds(10)), upstreamB = SlowUpstream(delay: .milliseconds(10))
         try await buildApplication(a, upstream: upstreamA).test(.ahc(.http)) { clientA in
             try await buildApplication(b, upstream: upstreamB).test(.ahc(.http)) { clientB in
