@@ -1,3 +1,4 @@
+import CaskIntegrationTesting
 import Foundation
 import Testing
 import Cask
