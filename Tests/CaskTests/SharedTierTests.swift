@@ -105,6 +105,7 @@ import CaskTesting
         // Each read would take 30 s: it is answered (a miss) at the timeout, and once the
         // breaker is open the tier is not even asked. (How long it took is not asserted here,
         // where the whole suite shares Swift's pool; CaskRedis' tests bound it.)
+        #expect(await eventually(120) { a.sharedTierStatistics?.isFollowing == true })   // reads go through from here
         #expect(try await a.value(String.self, forKey: "x") == nil)
         #expect(a.sharedTierStatistics?.failures == 1)
         #expect(try await a.value(String.self, forKey: "y") == nil)
