@@ -242,3 +242,21 @@ final class RefusingTier: SharedTier {
     }
     func changes(after cursor: String?) -> AsyncStream<SharedNotice> { base.changes(after: cursor) }
 }
+
+/// The outbox folder is never followed through a link.
+@Suite struct SharedOutboxLinkTests {
+    @Test func anOutboxThatIsALinkIsRefusedNamingIt() throws {
+        let dir = try TemporaryDirectory()
+        let elsewhere = dir.file("elsewhere")
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try CaskCache(directory: dir.file("a"), options: { var o = CacheOptions(); o.disk = options(); return o }()).close()
+        try FileManager.default.createSymbolicLink(atPath: dir.file("a/shared-outbox"), withDestinationPath: elsewhere)
+        #expect {
+            _ = try SharedTierTests.node(dir, "a", tier: InMemorySharedTier(), id: 1)
+        } throws: { error in
+            guard case .foreignFile(let path, _) = error as? CaskError else { return false }
+            return path.hasSuffix("shared-outbox")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)   // nothing written there
+    }
+}

@@ -10,7 +10,14 @@ final class OutboxJournal: Sendable {
     private let store: DiskStore
 
     /// Opens (creating) the journal in `directory`, with `durability`.
+    /// - Throws: ``CaskError/foreignFile(path:reason:)`` when `shared-outbox` is a symbolic
+    ///   link or not a folder (it is never followed), and what opening a store throws.
     init(directory: String, durability: Durability) throws(CaskError) {
+        let path = FileNames.join(directory, Self.folderName)
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw .foreignFile(path: path, reason: "the shared tier's outbox must be a folder of the cache's own, not a symbolic link or a file; remove it (changes not yet sent in it are lost)")
+        }
         var o = StoreOptions()
         o.durability = durability
         o.limits = StoreLimits()
