@@ -260,3 +260,53 @@ final class RefusingTier: SharedTier {
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)   // nothing written there
     }
 }
+
+/// What other processes write is never trusted: far-future versions, absurd times, forged
+/// outbox records.
+@Suite struct SharedTierHostileInputTests {
+    @Test func aVersionFarInTheFutureIsNotFollowed() async throws {
+        let dir = try TemporaryDirectory()
+        let tier = InMemorySharedTier()
+        let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)
+        #expect(await SharedTierTests.settle([a], tier))
+        try await tier.apply(.remove(key: "x", version: SharedVersion(milliseconds: .max, node: 99)))
+        #expect(await SharedTierTests.settle([a], tier))
+        try await a.setValue("v", forKey: "k")                         // no overflow
+        #expect(await SharedTierTests.settle([a], tier))
+        let last = try #require(tier.appliedChanges.last)
+        #expect(last.version.node == 1 && last.version.milliseconds < WallClock.system.now + 3_600_000)
+        try await a.close()
+    }
+
+    @Test func absurdTimesFromTheTierNeitherTrapNorStay() async throws {
+        let dir = try TemporaryDirectory()
+        let tier = InMemorySharedTier()
+        let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)
+        #expect(await SharedTierTests.settle([a], tier))
+        let entry = SharedEntry(value: Data("\"bad\"".utf8), freshUntil: .min, expiry: .max, tags: [], version: SharedVersion(milliseconds: 1, node: 9))
+        try await tier.apply(.set(key: "k", entry: entry))
+        #expect(await SharedTierTests.settle([a], tier))
+        let loaded = try await a.value(forKey: "k", as: String.self, options: CacheEntryOptions(timeToLive: .seconds(60))) { "fresh" }
+        #expect(loaded == "bad" || loaded == "fresh")
+        try await a.close()
+    }
+
+    @Test func forgedOutboxRecordsAreDroppedNotTrusted() async throws {
+        let dir = try TemporaryDirectory()
+        try await CaskCache(directory: dir.file("a"), options: { var o = CacheOptions(); o.disk = options(); return o }()).close()
+        let outbox = try DiskStore(directory: dir.file("a/shared-outbox"), options: options())
+        let change = SharedChangeCodec.encode(.remove(key: "k", version: SharedVersion(milliseconds: 5, node: 1)))
+        for key in ["18446744073709551615", "+0000000000000000001", "0000000000000000001x", "1", "00000000000000000002"] {
+            try outbox.setValue(key == "00000000000000000002" ? Data([1, 2, 3]) : change, forKey: key)
+        }
+        try outbox.close()
+        let tier = InMemorySharedTier()
+        let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)   // no trap
+        #expect(await SharedTierTests.settle([a], tier))
+        #expect(tier.appliedChanges.isEmpty)                            // none of them was sent
+        try await a.close()
+        let reopened = try DiskStore(directory: dir.file("a/shared-outbox"), options: options())
+        #expect(reopened.keys().isEmpty)                                // and all were removed
+        try reopened.close()
+    }
+}

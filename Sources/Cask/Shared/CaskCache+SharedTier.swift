@@ -57,20 +57,26 @@ extension CaskCache {
     }
 
     /// Stores a copy of the shared tier's `entry` in the local layers (not sent back), with
-    /// its own fresh and expiry times, unless another node's change was applied while it was
-    /// read (`mark`): then the copy is removed again, as it may be older than that change.
+    /// its own fresh and expiry times, unless a change (another node's, or this node's own)
+    /// was applied or made while it was read (`mark`): then no copy is kept, and one written
+    /// meanwhile is removed again, as it may be older than that change.
     private func keepCopy<T: Sendable>(_ value: T, of entry: SharedEntry, forKey key: String, mark: Int, shared: SharedTierLink) async throws(CaskError) {
         let now = options.disk.clock.now
+        // Saturating: the times come from another process.
+        let freshLeft = entry.freshUntil.subtractingReportingOverflow(now)
+        let expiryLeft = entry.expiry.subtractingReportingOverflow(max(now, entry.freshUntil))
+        let plainLeft = entry.expiry.subtractingReportingOverflow(now)
+        guard !freshLeft.overflow, !expiryLeft.overflow, !plainLeft.overflow else { return }
         let kind: TierWrite
         if entry.freshUntil != 0 {
-            kind = .entry(freshFor: .milliseconds(max(0, entry.freshUntil - now)),
-                          staleWindow: .milliseconds(max(0, entry.expiry - max(now, entry.freshUntil))), tags: entry.tags)
+            kind = .entry(freshFor: .milliseconds(max(0, freshLeft.partialValue)), staleWindow: .milliseconds(max(0, expiryLeft.partialValue)), tags: entry.tags)
         } else {
-            kind = .plain(timeToLive: entry.expiry == 0 ? nil : .milliseconds(max(1, entry.expiry - now)), isPinned: false)
+            kind = .plain(timeToLive: entry.expiry == 0 ? nil : .milliseconds(max(1, plainLeft.partialValue)), isPinned: false)
         }
         try await Self.offload { () throws(CaskError) in
+            guard shared.isUnchanged(since: mark, key: key) else { return }
             try self.writeThrough(value, data: entry.value, forKey: key, as: kind, propagates: false)
-            if !shared.isUnchanged(since: mark) { try self.removeLocally(forKey: key) }
+            if !shared.isUnchanged(since: mark, key: key) { try self.removeLocally(forKey: key) }
         }
     }
 

@@ -17,8 +17,10 @@ func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendab
             do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
         }
         // A Dispatch timer, not a task: it fires on time even when Swift's pool is busy.
-        let ns = max(0, limit.components.seconds) * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(ns, Int64(Int32.max) * 1_000_000_000)))) {
+        // Whole seconds capped at a day: no overflow for any Duration.
+        let seconds = min(max(0, limit.components.seconds), 86_400)
+        let ns = seconds * 1_000_000_000 + max(0, limit.components.attoseconds) / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(ns))) {
             finish(.failure(SharedTierTimeout(limit: limit)))
         }
         tasks.withLock { $0 = [work] }

@@ -9,18 +9,19 @@ final class OutboxJournal: Sendable {
     static let folderName = "shared-outbox"
     private let store: DiskStore
 
-    /// Opens (creating) the journal in `directory`, with `durability`.
+    /// Opens (creating) the journal in `directory`, with the cache's disk options (durability,
+    /// encryption, permissions, file system, clock) but no limits and no event handler.
     /// - Throws: ``CaskError/foreignFile(path:reason:)`` when `shared-outbox` is a symbolic
     ///   link or not a folder (it is never followed), and what opening a store throws.
-    init(directory: String, durability: Durability) throws(CaskError) {
+    init(directory: String, options disk: StoreOptions) throws(CaskError) {
         let path = FileNames.join(directory, Self.folderName)
         var info = stat()
         if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
             throw .foreignFile(path: path, reason: "the shared tier's outbox must be a folder of the cache's own, not a symbolic link or a file; remove it (changes not yet sent in it are lost)")
         }
-        var o = StoreOptions()
-        o.durability = durability
+        var o = disk
         o.limits = StoreLimits()
+        o.eventHandler = nil
         self.store = try DiskStore(directory: FileNames.join(directory, Self.folderName), options: o)
     }
 
@@ -30,7 +31,8 @@ final class OutboxJournal: Sendable {
     func pending(skipped: (String) -> Void) throws(CaskError) -> [(UInt64, SharedChange)] {
         var found: [(UInt64, SharedChange)] = []
         for key in store.keys() {
-            guard key.utf8.count == 20, let place = UInt64(key), let data = try store.value(forKey: key),
+            guard key.utf8.count == 20, key.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let place = UInt64(key),
+                  place < UInt64.max, let data = try store.value(forKey: key),
                   let change = SharedChangeCodec.decode(data) else {
                 skipped(key)
                 _ = try store.removeValue(forKey: key)

@@ -10,7 +10,9 @@ import Synchronization
 /// until acknowledged, so a restart of the process loses none. Thread-safe.
 final class SharedOutbox: Sendable {
     private struct State {
-        var queue: [(place: UInt64, change: SharedChange)] = []
+        /// In order; `ready` once the change is in the journal (the sender waits for that, so
+        /// an acknowledged change never stays on disk to be sent again after a restart).
+        var queue: [(place: UInt64, change: SharedChange, ready: Bool)] = []
         var nextPlace: UInt64 = 1
         var head = 0
         /// Waiting changes per key.
@@ -40,7 +42,7 @@ final class SharedOutbox: Sendable {
         self.onResult = onResult
         state.withLock { s in
             for (place, change) in pending {
-                s.queue.append((place, change))
+                s.queue.append((place, change, true))
                 Self.count(change, in: &s, by: 1)
             }
             s.nextPlace = (pending.last?.0 ?? 0) + 1
@@ -48,20 +50,25 @@ final class SharedOutbox: Sendable {
         if !pending.isEmpty { startDraining() }
     }
 
-    /// Queues `change` after every change queued before it (on disk too, with a journal),
-    /// and starts the sender when idle.
-    /// - Throws: what writing the journal throws: the change may still be sent (it is queued
-    ///   in memory), but it would not survive a restart.
+    /// Queues `change` after every change queued before it, writes it to the journal, and
+    /// starts the sender when idle. The sender sends a change only once it is in the journal.
+    /// - Throws: what writing the journal throws: the change is still sent (it is queued in
+    ///   memory), but would not survive a restart.
     func enqueue(_ change: SharedChange) throws(CaskError) {
         let place = state.withLock { s -> UInt64? in
-            guard !s.closed else { return nil }
+            guard !s.closed, s.nextPlace < UInt64.max else { return nil }
             defer { s.nextPlace += 1 }
-            s.queue.append((s.nextPlace, change))
+            s.queue.append((s.nextPlace, change, journal == nil))
             Self.count(change, in: &s, by: 1)
             return s.nextPlace
         }
         guard let place else { return }
-        startDraining()
+        defer {
+            state.withLock { s in
+                if let i = s.queue[s.head...].firstIndex(where: { $0.place == place }) { s.queue[i].ready = true }
+            }
+            startDraining()
+        }
         try journal?.append(change, at: place)
     }
 
@@ -89,8 +96,9 @@ final class SharedOutbox: Sendable {
     private func drain() async {
         var failures = 0
         while let (place, change) = state.withLock({ s -> (UInt64, SharedChange)? in
-            guard !s.closed, s.head < s.queue.count else { s.draining = false; return nil }
-            return s.queue[s.head]
+            // Stops at a change not yet in the journal: its enqueue starts the sender again.
+            guard !s.closed, s.head < s.queue.count, s.queue[s.head].ready else { s.draining = false; return nil }
+            return (s.queue[s.head].place, s.queue[s.head].change)
         }) {
             do {
                 try await send(change)

@@ -15,7 +15,8 @@ final class SharedTierLink: Sendable {
     private let outbox: SharedOutbox
     /// The last version this node gave out (ms), so that versions grow on this node.
     private let lastVersion = Mutex<Int64>(0)
-    /// Notices applied so far: a read that saw it change while it ran does not keep its copy.
+    /// Notices applied and changes this node made so far: a read that saw it change while it
+    /// ran does not keep its copy.
     private let noticesApplied = Atomic<Int>(0)
     /// The cursor of the last notice applied.
     private let cursor = Mutex<String?>(nil)
@@ -35,7 +36,7 @@ final class SharedTierLink: Sendable {
         let breaker = CircuitBreaker(openFor: options.sharedTierRetryDelay)
         self.breaker = breaker
         let timeout = options.sharedTierTimeout, clock = options.disk.clock, counters = counters
-        let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, durability: options.disk.durability)
+        let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, options: options.disk)
         self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, send: { change in
             try await withDeadline(timeout) { try await tier.apply(change) }
         }, onResult: { ok in
@@ -50,7 +51,7 @@ final class SharedTierLink: Sendable {
     func nextVersion() -> SharedVersion {
         let now = clock.now
         let ms = lastVersion.withLock { last -> Int64 in
-            last = max(now, last + 1)
+            last = max(now, last < Int64.max ? last + 1 : last)
             return last
         }
         return SharedVersion(milliseconds: ms, node: node)
@@ -59,13 +60,24 @@ final class SharedTierLink: Sendable {
     /// Notes a version seen from another node (a hybrid logical clock): this node's next
     /// version is later, so a change made after seeing another node's orders after it even
     /// when the clocks disagree or both fall in one millisecond.
+    ///
+    /// A version more than ``Self/maximumSkew`` ahead of this node's clock is not followed (a
+    /// forged or broken record must not drag every node's versions into the future).
     func observe(_ version: SharedVersion) {
+        let now = clock.now
+        guard version.milliseconds <= now &+ Self.maximumSkew else { return }
         lastVersion.withLock { $0 = max($0, version.milliseconds) }
     }
 
+    /// How far ahead of this node's clock an observed version may be (ms): one hour.
+    static let maximumSkew: Int64 = 3_600_000
+
     /// Queues a change this node made (its local layers already hold it).
     /// - Throws: what writing the outbox's journal throws.
-    func send(_ change: SharedChange) throws(CaskError) { try outbox.enqueue(change) }
+    func send(_ change: SharedChange) throws(CaskError) {
+        noticesApplied.add(1, ordering: .releasing)   // a read that overlaps it keeps no copy
+        try outbox.enqueue(change)
+    }
 
     /// The tier's entry for `key`, or nil: when it has none, when this node has a change of
     /// it waiting to be sent, when the breaker is open, or when the tier fails or passes the
@@ -94,8 +106,11 @@ final class SharedTierLink: Sendable {
         }
     }
 
-    /// Whether no notice was applied since `mark` was taken.
-    func isUnchanged(since mark: Int) -> Bool { noticesApplied.load(ordering: .acquiring) == mark }
+    /// Whether no other node's change was applied and this node made no change since `mark`
+    /// was taken, and none of `key` waits to be sent.
+    func isUnchanged(since mark: Int, key: String) -> Bool {
+        noticesApplied.load(ordering: .acquiring) == mark && !outbox.isWaiting(key)
+    }
 
     /// Starts following the tier's changes: `apply` gets each notice of a change another node
     /// made, and every ``SharedNotice/historyLost(cursor:)``, in order, on one task.

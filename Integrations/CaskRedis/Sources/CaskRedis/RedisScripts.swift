@@ -19,7 +19,9 @@ enum RedisScripts {
     """
 
     /// KEYS: entry, prefixes, tags, history. ARGV: key, version, value, fresh-until ms,
-    /// expiry ms, tags (JSON), history length, tombstone retention ms. Answers 1 when applied.
+    /// expiry ms, tags (JSON), history length, lifetime ms (until its expiry, at most the
+    /// retention, so that pruning a removal's record never brings back what it covered).
+    /// Answers 1 when applied.
     static let set = covered + """
 
     local kind = redis.call('TYPE', KEYS[1]).ok
@@ -29,7 +31,9 @@ enum RedisScripts {
     if covered(ARGV[1], ARGV[2], ARGV[6]) then return 0 end
     redis.call('DEL', KEYS[1])
     redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'val', ARGV[3], 'fresh', ARGV[4], 'exp', ARGV[5], 'tags', ARGV[6])
-    if ARGV[5] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) end
+    -- Until its expiry, and at most the retention: a removal's record is pruned only after
+    -- every entry it covers is gone.
+    redis.call('PEXPIRE', KEYS[1], ARGV[8])
     redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[7], '*', 'op', 'set', 'arg', ARGV[1], 'ver', ARGV[2])
     return 1
     """
@@ -67,7 +71,7 @@ enum RedisScripts {
 
     if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return nil end
     local h = redis.call('HMGET', KEYS[1], 'ver', 'val', 'fresh', 'exp', 'tags', 'del')
-    if not h[1] or h[6] or not h[2] then return nil end
+    if not h[1] or h[6] or not h[2] or not h[5] then return nil end
     if covered(ARGV[1], h[1], h[5]) then return nil end
     return {h[1], h[2], h[3], h[4], h[5]}
     """

@@ -30,7 +30,8 @@ public final class RedisSharedTier: SharedTier {
         if case .null = reply { return nil }
         guard let f = reply.elements, f.count == 5, let ver = f[0].string.flatMap(SharedVersion.init), let value = f[1].bytes,
               let fresh = f[2].string.flatMap({ Int64($0) }), let expiry = f[3].string.flatMap({ Int64($0) }),
-              let tagText = f[4].bytes, let tags = try? JSONDecoder().decode([String].self, from: Data(tagText)) else {
+              let tagText = f[4].bytes, let tags = try? JSONDecoder().decode([String].self, from: Data(tagText)),
+              Self.isTime(fresh), Self.isTime(expiry) else {
             return nil   // not in Cask's format (another client wrote it): a miss, never a value
         }
         return SharedEntry(value: Data(value), freshUntil: fresh, expiry: expiry, tags: tags, version: ver)
@@ -38,10 +39,22 @@ public final class RedisSharedTier: SharedTier {
 
     /// - Throws: ``SharedTierRefusal`` when Redis answers with an error (the change is then
     ///   dropped, not retried); ``RedisClientError`` for an outage.
+    /// How long (ms) Redis keeps `entry`: until its expiry, and at most `retention`.
+    static func lifetime(of entry: SharedEntry, retention: Int64) -> Int64 {
+        guard entry.expiry != 0 else { return retention }
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let left = entry.expiry.subtractingReportingOverflow(now)
+        return left.overflow ? retention : max(1, min(retention, left.partialValue))
+    }
+
+    /// Whether `ms` is 0 (none) or a time from 1970 to the year 9999 (ms since 1970).
+    static func isTime(_ ms: Int64) -> Bool { ms >= 0 && ms <= 253_402_300_799_999 }
+
     public func apply(_ change: SharedChange) async throws {
         do { try await applyOnce(change) } catch RedisClientError.server(let message) {
             // Errors that pass (loading, busy, a replica, out of memory) are retried.
-            let transient = ["LOADING", "BUSY", "TRYAGAIN", "READONLY", "MASTERDOWN", "OOM", "CLUSTERDOWN", "NOAUTH", "WRONGPASS"]
+            let transient = ["LOADING", "BUSY", "TRYAGAIN", "READONLY", "MASTERDOWN", "OOM", "CLUSTERDOWN", "NOAUTH", "WRONGPASS",
+                             "MISCONF", "NOREPLICAS", "NOSCRIPT"]
             if transient.contains(where: { message.hasPrefix($0) }) { throw RedisClientError.server(message) }
             throw SharedTierRefusal(reason: message)
         }
@@ -49,13 +62,13 @@ public final class RedisSharedTier: SharedTier {
 
     private func applyOnce(_ change: SharedChange) async throws {
         let history = Array("\(configuration.historyLength)".utf8)
-        let retention = max(1, configuration.removalRetention.components.seconds * 1000)
+        let retention = max(1, min(configuration.removalRetention.components.seconds, 315_360_000) * 1000)   // at most 10 years
         switch change {
         case let .set(key, e):
             let tags = try JSONEncoder().encode(e.tags)
             _ = try await eval(RedisScripts.set, keys: [names.entry(key), names.prefixes, names.tags, names.history],
                                arguments: [Array(key.utf8), Array(e.version.description.utf8), Array(e.value), Array("\(e.freshUntil)".utf8),
-                                           Array("\(e.expiry)".utf8), Array(tags), history, Array("\(retention)".utf8)])
+                                           Array("\(e.expiry)".utf8), Array(tags), history, Array("\(Self.lifetime(of: e, retention: retention))".utf8)])
         case let .remove(key, v):
             _ = try await eval(RedisScripts.remove, keys: [names.entry(key), names.prefixes, names.tags, names.history],
                                arguments: [Array(key.utf8), Array(v.description.utf8), history, Array("\(retention)".utf8)])

@@ -100,6 +100,8 @@ import Testing
             var b = ByteBuffer(string: text)
             #expect(throws: RESPDecodingError.self, "\(text.debugDescription)") { try RESPDecoder.parse(&b) }
         }
+        var attributes = ByteBuffer(string: String(repeating: "|0\r\n", count: 40_000) + ":1\r\n")   // no stack overflow
+        #expect(throws: RESPDecodingError.tooDeep) { try RESPDecoder.parse(&attributes) }
         var deep = ByteBuffer(string: String(repeating: "*1\r\n", count: 100) + ":1\r\n")
         #expect(throws: RESPDecodingError.tooDeep) { try RESPDecoder.parse(&deep) }
         var long = ByteBuffer(string: "+" + String(repeating: "a", count: 70_000))

@@ -74,6 +74,24 @@ import Cask
         tier.close()
     }
 
+    @Test func foreignValuesUnderThePrefixAreMissesAndOpenNoBreaker() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let tier = RedisSharedTier(server.configuration)
+        let a = try node(folder, "a", tier, id: 1)
+        #expect(await waitLive(a))
+        try server.cli("SET", "cask:v:plain", "a string")
+        try server.cli("HSET", "cask:v:nofields", "ver", "000000000000000100000001", "val", "x")
+        try server.cli("HSET", "cask:v:badtime", "ver", "000000000000000100000001", "val", "\"x\"", "fresh", "-9223372036854775808",
+                       "exp", "99999999999999999", "tags", "[]")
+        try server.cli("HSET", "cask:v:badver", "ver", "zz", "val", "\"x\"", "fresh", "0", "exp", "0", "tags", "[]")
+        for key in ["plain", "nofields", "badtime", "badver"] {
+            #expect(try await a.value(String.self, forKey: key) == nil, "\(key)")
+        }
+        #expect(a.sharedTierStatistics?.failures == 0)
+        #expect(a.sharedTierStatistics?.misses == 4)
+        try await a.close(); tier.close()
+    }
+
     @Test func redisKilledAndRestartedEmptyCostsFreshnessOnly() async throws {
         let server = try RedisServer(), folder = try Folder()
         let ta = RedisSharedTier(server.configuration), tb = RedisSharedTier(server.configuration)

@@ -15,14 +15,25 @@ final class RESPHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     private var waiting = CircularBuffer<EventLoopPromise<RESPValue>>()
+    private var isClosed = false
     private let onPush: @Sendable (RESPValue) -> Void
 
     init(onPush: @escaping @Sendable (RESPValue) -> Void) { self.onPush = onPush }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let request = unwrapOutboundIn(data)
+        // A command written after the connection ended, or whose write fails, fails at once
+        // (a second completion of a promise is ignored by NIO).
+        guard !isClosed else {
+            request.promise.fail(RedisClientError.connectionClosed)
+            promise?.fail(RedisClientError.connectionClosed)
+            return
+        }
         waiting.append(request.promise)
-        context.write(wrapOutboundOut(request.buffer), promise: promise)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { _ in request.promise.fail(RedisClientError.connectionClosed) }
+        written.futureResult.cascade(to: promise)
+        context.write(wrapOutboundOut(request.buffer), promise: written)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -37,11 +48,13 @@ final class RESPHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        isClosed = true
         failAll(RedisClientError.connectionClosed)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        isClosed = true
         failAll(error is RESPDecodingError ? RedisClientError.protocolViolation("\(error)") : RedisClientError.connectionClosed)
         context.close(promise: nil)
     }

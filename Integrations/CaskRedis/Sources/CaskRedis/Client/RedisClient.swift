@@ -74,13 +74,16 @@ final class RedisClient: RedisCommandSending {
             do {
                 let c = try await task.value
                 let isNew = state.withLock { s -> Bool in
-                    guard s.connecting == task else { return false }
+                    guard s.connecting == task, !s.closed else { return false }
                     s.connecting = nil
                     s.connection = c
                     s.failures = 0
                     return true
                 }
-                if isNew { onConnect() }
+                if isNew { onConnect() } else if state.withLock({ $0.closed }) {
+                    c.close()   // connected after the client closed: not kept
+                    throw RedisClientError.unavailable("the client is closed")
+                }
                 return c
             } catch {
                 state.withLock { s in

@@ -12,12 +12,12 @@ final class RedisConnection: Sendable {
     /// Connects and says hello.
     static func connect(_ configuration: RedisConfiguration, onPush: @escaping @Sendable (RESPValue) -> Void = { _ in }) async throws -> RedisConnection {
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.nanoseconds(Int64(configuration.commandTimeout.components.seconds) * 1_000_000_000
-                                         + configuration.commandTimeout.components.attoseconds / 1_000_000_000))
+            .connectTimeout(timeAmount(configuration.commandTimeout))
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder()))
+                    // A reply may not grow the buffer past Redis' largest value and some.
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RESPDecoder(), maximumBufferSize: 600 << 20))
                     try channel.pipeline.syncOperations.addHandler(RESPHandler(onPush: onPush))
                 }
             }
@@ -48,9 +48,9 @@ final class RedisConnection: Sendable {
         var buffer = channel.allocator.buffer(capacity: arguments.reduce(16) { $0 + $1.count + 16 })
         RESPCommand.write(arguments, into: &buffer)
         let channel = self.channel
-        let timedOut = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
-                                                                        + timeout.components.attoseconds / 1_000_000_000)) {
-            channel.close(promise: nil)   // fails every command in flight, this one included
+        let timedOut = channel.eventLoop.scheduleTask(in: Self.timeAmount(timeout)) {
+            promise.fail(RedisClientError.timeout)   // ignored when the reply came first
+            channel.close(promise: nil)              // fails every other command in flight
         }
         channel.writeAndFlush(RESPRequest(buffer: buffer, promise: promise), promise: nil)
         let reply: RESPValue
@@ -67,4 +67,10 @@ final class RedisConnection: Sendable {
 
     /// Closes the connection; commands in flight fail.
     func close() { channel.close(promise: nil) }
+
+    /// `duration` as NIO's time amount, whole seconds capped at a day (no overflow).
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let seconds = min(max(0, duration.components.seconds), 86_400)
+        return .nanoseconds(seconds * 1_000_000_000 + max(0, duration.components.attoseconds) / 1_000_000_000)
+    }
 }

@@ -62,7 +62,7 @@ struct RESPDecoder: ByteToMessageDecoder {
             let count = type == UInt8(ascii: "%") || type == UInt8(ascii: "|") ? Int(n) * 2 : Int(n)
             // Each element takes at least 3 bytes: never reserve more than the input can hold.
             var items: [RESPValue] = []
-            items.reserveCapacity(min(count, b.readableBytes / 3))
+            items.reserveCapacity(min(count, 1024))   // grows as elements come; a claim reserves little
             for _ in 0..<count {
                 guard let item = try parseValue(&b, limits: limits, depth: depth + 1) else { return nil }
                 items.append(item)
@@ -72,7 +72,7 @@ struct RESPDecoder: ByteToMessageDecoder {
             case UInt8(ascii: "~"): return .set(items)
             case UInt8(ascii: ">"): return .push(items)
             case UInt8(ascii: "%"): return .map(items)
-            default: return try parseValue(&b, limits: limits, depth: depth)   // an attribute precedes the value
+            default: return try parseValue(&b, limits: limits, depth: depth + 1)   // an attribute precedes the value
             }
         case UInt8(ascii: "_"):
             guard line.isEmpty else { throw .malformed(line) }
