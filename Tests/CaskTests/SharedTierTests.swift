@@ -6,9 +6,11 @@ import CaskTesting
 /// Nodes (caches in their own folders) sharing one ``InMemorySharedTier``: read-through,
 /// coherence of local copies, removals by key, prefix and tag, outages, versions.
 @Suite struct SharedTierTests {
-    /// A node of a test cluster.
+    /// A node of a test cluster. The timeout is long by default: under the whole suite's load
+    /// Swift's pool can be busy for seconds, and a call past its timeout counts as a failure
+    /// (the tests of timeouts pass a short one).
     static func node(_ dir: TemporaryDirectory, _ name: String, tier: any SharedTier, id: UInt32,
-                     timeout: Duration = .milliseconds(200), retry: Duration = .milliseconds(20)) throws -> CaskCache {
+                     timeout: Duration = .seconds(30), retry: Duration = .milliseconds(20)) throws -> CaskCache {
         var o = CacheOptions()
         o.disk = options()
         o.sharedTier = tier
@@ -116,23 +118,23 @@ import CaskTesting
 
     @Test func anOlderWriteNeverReplacesANewerOne() async throws {
         let tier = InMemorySharedTier()
-        let new = SharedEntry(value: Data("new".utf8), freshUntil: 0, expiry: 0, tags: [], version: SharedVersion(milliseconds: 2_000, node: 1))
-        let old = SharedEntry(value: Data("old".utf8), freshUntil: 0, expiry: 0, tags: [], version: SharedVersion(milliseconds: 1_000, node: 9))
+        let new = SharedEntry(value: Data("new".utf8), freshUntil: 0, expiry: 0, tags: [], version: SharedVersion(microseconds: 2_000, node: 1))
+        let old = SharedEntry(value: Data("old".utf8), freshUntil: 0, expiry: 0, tags: [], version: SharedVersion(microseconds: 1_000, node: 9))
         try await tier.apply(.set(key: "k", entry: new))
         try await tier.apply(.set(key: "k", entry: old))
         #expect(try await tier.entry(forKey: "k")?.value == Data("new".utf8))
-        try await tier.apply(.removePrefix("k", version: SharedVersion(milliseconds: 1_500, node: 1)))
+        try await tier.apply(.removePrefix("k", version: SharedVersion(microseconds: 1_500, node: 1)))
         #expect(try await tier.entry(forKey: "k")?.value == Data("new".utf8))   // written after the removal
-        try await tier.apply(.removeTag("t", version: SharedVersion(milliseconds: 3_000, node: 1)))
-        try await tier.apply(.set(key: "t1", entry: SharedEntry(value: Data(), freshUntil: 0, expiry: 0, tags: ["t"], version: SharedVersion(milliseconds: 2_500, node: 2))))
+        try await tier.apply(.removeTag("t", version: SharedVersion(microseconds: 3_000, node: 1)))
+        try await tier.apply(.set(key: "t1", entry: SharedEntry(value: Data(), freshUntil: 0, expiry: 0, tags: ["t"], version: SharedVersion(microseconds: 2_500, node: 2))))
         #expect(try await tier.entry(forKey: "t1") == nil)                        // an older write the tag removal covers
     }
 
     @Test func versionsOrderAsTheirText() {
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<1000 {
-            let a = SharedVersion(milliseconds: Int64.random(in: 0...1 << 45, using: &rng), node: .random(in: 0...UInt32.max, using: &rng))
-            let b = SharedVersion(milliseconds: Int64.random(in: 0...1 << 45, using: &rng), node: .random(in: 0...UInt32.max, using: &rng))
+            let a = SharedVersion(microseconds: Int64.random(in: 0...1 << 45, using: &rng), node: .random(in: 0...UInt32.max, using: &rng))
+            let b = SharedVersion(microseconds: Int64.random(in: 0...1 << 45, using: &rng), node: .random(in: 0...UInt32.max, using: &rng))
             #expect((a < b) == (a.description < b.description))
             #expect(SharedVersion(a.description) == a)
         }
@@ -207,7 +209,7 @@ func syncValue(_ cache: CaskCache, _ key: String) throws -> String? { try cache.
 
     @Test func theRecordFormatDecodesWhatItEncodedAndNothingElse() {
         var rng = SeededBytes(seed: 44)
-        let v = SharedVersion(milliseconds: 1_700_000_000_123, node: 7)
+        let v = SharedVersion(microseconds: 1_700_000_000_123, node: 7)
         let changes: [SharedChange] = [
             .set(key: "k", entry: SharedEntry(value: rng.random(100), freshUntil: 5, expiry: 9, tags: ["a", "ü"], version: v)),
             .set(key: "", entry: SharedEntry(value: Data(), freshUntil: 0, expiry: 0, tags: [], version: v)),
@@ -269,12 +271,12 @@ final class RefusingTier: SharedTier {
         let tier = InMemorySharedTier()
         let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)
         #expect(await SharedTierTests.settle([a], tier))
-        try await tier.apply(.remove(key: "x", version: SharedVersion(milliseconds: .max, node: 99)))
+        try await tier.apply(.remove(key: "x", version: SharedVersion(microseconds: .max, node: 99)))
         #expect(await SharedTierTests.settle([a], tier))
         try await a.setValue("v", forKey: "k")                         // no overflow
         #expect(await SharedTierTests.settle([a], tier))
         let last = try #require(tier.appliedChanges.last)
-        #expect(last.version.node == 1 && last.version.milliseconds < WallClock.system.now + 3_600_000)
+        #expect(last.version.node == 1 && last.version.microseconds < WallClock.system.now * 1000 + 3_600_000_000)
         try await a.close()
     }
 
@@ -283,7 +285,7 @@ final class RefusingTier: SharedTier {
         let tier = InMemorySharedTier()
         let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)
         #expect(await SharedTierTests.settle([a], tier))
-        let entry = SharedEntry(value: Data("\"bad\"".utf8), freshUntil: .min, expiry: .max, tags: [], version: SharedVersion(milliseconds: 1, node: 9))
+        let entry = SharedEntry(value: Data("\"bad\"".utf8), freshUntil: .min, expiry: .max, tags: [], version: SharedVersion(microseconds: 1, node: 9))
         try await tier.apply(.set(key: "k", entry: entry))
         #expect(await SharedTierTests.settle([a], tier))
         let loaded = try await a.value(forKey: "k", as: String.self, options: CacheEntryOptions(timeToLive: .seconds(60))) { "fresh" }
@@ -295,7 +297,7 @@ final class RefusingTier: SharedTier {
         let dir = try TemporaryDirectory()
         try await CaskCache(directory: dir.file("a"), options: { var o = CacheOptions(); o.disk = options(); return o }()).close()
         let outbox = try DiskStore(directory: dir.file("a/shared-outbox"), options: options())
-        let change = SharedChangeCodec.encode(.remove(key: "k", version: SharedVersion(milliseconds: 5, node: 1)))
+        let change = SharedChangeCodec.encode(.remove(key: "k", version: SharedVersion(microseconds: 5, node: 1)))
         for key in ["18446744073709551615", "+0000000000000000001", "0000000000000000001x", "1", "00000000000000000002"] {
             try outbox.setValue(key == "00000000000000000002" ? Data([1, 2, 3]) : change, forKey: key)
         }

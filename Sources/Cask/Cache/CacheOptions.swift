@@ -23,7 +23,8 @@ public struct CacheOptions: Sendable {
     /// process was down). Default nil: this process's layers only.
     public var sharedTier: (any SharedTier)?
     /// The longest a read waits for the shared tier before it answers from the local layers
-    /// alone (a miss), and the longest one send may take before it is retried. Default 250 ms.
+    /// alone (a miss). A send of a change (in the background) may take 20 times as long, at
+    /// least 5 s and at most a minute, before it is retried. Default 250 ms.
     public var sharedTierTimeout: Duration = .milliseconds(250)
     /// After a failed shared-tier call, how long reads skip the tier (the circuit breaker),
     /// and the first delay before a failed send is retried (doubling to 32 ×, with jitter).

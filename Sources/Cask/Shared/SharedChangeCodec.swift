@@ -18,7 +18,7 @@ enum SharedChangeCodec {
         case .removeTag(let t, _): (op, name) = (4, t)
         }
         out.append(op)
-        i64(change.version.milliseconds)
+        i64(change.version.microseconds)
         u32(change.version.node)
         bytes(Array(name.utf8))
         if case .set(_, let e) = change {
@@ -36,7 +36,7 @@ enum SharedChangeCodec {
     static func decode(_ data: Data) -> SharedChange? {
         var r = Reader(data: [UInt8](data))
         guard r.u8() == formatVersion, let op = r.u8(), let ms = r.i64(), ms >= 0, let node = r.u32(), let name = r.text() else { return nil }
-        let version = SharedVersion(milliseconds: ms, node: node)
+        let version = SharedVersion(microseconds: ms, node: node)
         let change: SharedChange
         switch op {
         case 1:

@@ -92,19 +92,19 @@ public enum SharedNotice: Sendable, Equatable {
     case interrupted
 }
 
-/// The order of writes across nodes: a node's clock in milliseconds (never going back on one
-/// node) and the node's identifier, which orders two writes of the same millisecond.
+/// The order of writes across nodes: a node's clock in microseconds (never going back on one
+/// node) and the node's identifier, which orders two writes of the same microsecond.
 /// Comparable; its ``description`` is fixed-width hex (16 + 8 digits), so text order is the
 /// same order.
 public struct SharedVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
-    /// Milliseconds since 1970 on the writing node's clock, made to grow on that node.
-    public var milliseconds: Int64
+    /// Microseconds since 1970 on the writing node's clock, made to grow on that node.
+    public var microseconds: Int64
     /// The writing node's identifier.
     public var node: UInt32
 
-    /// The version of `node`'s change at `milliseconds`.
-    public init(milliseconds: Int64, node: UInt32) {
-        self.milliseconds = milliseconds
+    /// The version of `node`'s change at `microseconds`.
+    public init(microseconds: Int64, node: UInt32) {
+        self.microseconds = microseconds
         self.node = node
     }
 
@@ -112,15 +112,15 @@ public struct SharedVersion: Sendable, Hashable, Comparable, CustomStringConvert
     public init?(_ text: some StringProtocol) {
         guard text.utf8.count == 24, let ms = UInt64(text.prefix(16), radix: 16), ms <= UInt64(Int64.max),
               let node = UInt32(text.suffix(8), radix: 16) else { return nil }
-        self.init(milliseconds: Int64(ms), node: node)
+        self.init(microseconds: Int64(ms), node: node)
     }
 
-    /// Whether `a` is older: earlier milliseconds, or the same and a lower node id.
-    public static func < (a: Self, b: Self) -> Bool { (a.milliseconds, a.node) < (b.milliseconds, b.node) }
+    /// Whether `a` is older: earlier microseconds, or the same and a lower node id.
+    public static func < (a: Self, b: Self) -> Bool { (a.microseconds, a.node) < (b.microseconds, b.node) }
 
-    /// 24 lowercase hex digits: 16 of milliseconds, 8 of node.
+    /// 24 lowercase hex digits: 16 of microseconds, 8 of node.
     public var description: String {
-        let ms = String(UInt64(max(0, milliseconds)), radix: 16)
+        let ms = String(UInt64(max(0, microseconds)), radix: 16)
         let node = String(self.node, radix: 16)
         return String(repeating: "0", count: 16 - ms.count) + ms + String(repeating: "0", count: 8 - node.count) + node
     }

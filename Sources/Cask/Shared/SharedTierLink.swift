@@ -13,7 +13,7 @@ final class SharedTierLink: Sendable {
     private let clock: WallClock
     private let breaker: CircuitBreaker
     private let outbox: SharedOutbox
-    /// The last version this node gave out (ms), so that versions grow on this node.
+    /// The last version this node gave out (µs), so that versions grow on this node.
     private let lastVersion = Mutex<Int64>(0)
     /// Notices applied and changes this node made so far: a read that saw it change while it
     /// ran does not keep its copy.
@@ -35,7 +35,10 @@ final class SharedTierLink: Sendable {
         self.clock = options.disk.clock
         let breaker = CircuitBreaker(openFor: options.sharedTierRetryDelay)
         self.breaker = breaker
-        let timeout = options.sharedTierTimeout, clock = options.disk.clock, counters = counters
+        // A send is in the background: it may take 20 times a read's timeout (at least 5 s,
+        // at most a minute) before it is given up and retried, so a large value still gets through.
+        let timeout = min(max(options.sharedTierTimeout * 20, .seconds(5)), .seconds(60))
+        let clock = options.disk.clock, counters = counters
         let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, options: options.disk)
         self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, send: { change in
             try await withDeadline(timeout) { try await tier.apply(change) }
@@ -49,12 +52,12 @@ final class SharedTierLink: Sendable {
 
     /// A version for a change made now on this node: later than every one it gave out before.
     func nextVersion() -> SharedVersion {
-        let now = clock.now
+        let now = Self.microsecondsNow()
         let ms = lastVersion.withLock { last -> Int64 in
             last = max(now, last < Int64.max ? last + 1 : last)
             return last
         }
-        return SharedVersion(milliseconds: ms, node: node)
+        return SharedVersion(microseconds: ms, node: node)
     }
 
     /// Notes a version seen from another node (a hybrid logical clock): this node's next
@@ -64,13 +67,20 @@ final class SharedTierLink: Sendable {
     /// A version more than ``Self/maximumSkew`` ahead of this node's clock is not followed (a
     /// forged or broken record must not drag every node's versions into the future).
     func observe(_ version: SharedVersion) {
-        let now = clock.now
-        guard version.milliseconds <= now &+ Self.maximumSkew else { return }
-        lastVersion.withLock { $0 = max($0, version.milliseconds) }
+        guard version.microseconds <= Self.microsecondsNow() &+ Self.maximumSkew else { return }
+        lastVersion.withLock { $0 = max($0, version.microseconds) }
     }
 
-    /// How far ahead of this node's clock an observed version may be (ms): one hour.
-    static let maximumSkew: Int64 = 3_600_000
+    /// How far ahead of this node's clock an observed version may be (µs): one hour.
+    static let maximumSkew: Int64 = 3_600_000_000
+
+    /// The wall clock in microseconds since 1970 (versions: two nodes' writes a millisecond
+    /// apart still order by time).
+    static func microsecondsNow() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1_000
+    }
 
     /// Queues a change this node made (its local layers already hold it).
     /// - Throws: what writing the outbox's journal throws.

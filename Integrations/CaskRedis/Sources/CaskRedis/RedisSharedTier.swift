@@ -97,7 +97,7 @@ public final class RedisSharedTier: SharedTier {
     public func close() { commands.close() }
 
     private func removeAll(_ name: String, version: SharedVersion, in hash: [UInt8], op: String, retention: Int64, history: [UInt8]) async throws {
-        let oldest = SharedVersion(milliseconds: max(0, version.milliseconds - retention), node: 0)
+        let oldest = SharedVersion(microseconds: max(0, version.microseconds - retention * 1000), node: 0)
         _ = try await eval(RedisScripts.removeAll, keys: [hash, names.history],
                            arguments: [Array(name.utf8), Array(version.description.utf8), history, Array(op.utf8), Array(oldest.description.utf8)])
     }

@@ -56,17 +56,17 @@ import Cask
         let server = try RedisServer()
         let tier = RedisSharedTier(server.configuration)
         func entry(_ text: String, _ ms: Int64, tags: [String] = []) -> SharedEntry {
-            SharedEntry(value: Data(text.utf8), freshUntil: 0, expiry: 0, tags: tags, version: SharedVersion(milliseconds: ms, node: 1))
+            SharedEntry(value: Data(text.utf8), freshUntil: 0, expiry: 0, tags: tags, version: SharedVersion(microseconds: ms, node: 1))
         }
         try await tier.apply(.set(key: "k", entry: entry("new", 2_000)))
         try await tier.apply(.set(key: "k", entry: entry("old", 1_000)))
         #expect(try await tier.entry(forKey: "k")?.value == Data("new".utf8))
-        try await tier.apply(.remove(key: "k", version: SharedVersion(milliseconds: 1_500, node: 1)))
+        try await tier.apply(.remove(key: "k", version: SharedVersion(microseconds: 1_500, node: 1)))
         #expect(try await tier.entry(forKey: "k")?.value == Data("new".utf8))   // the removal is older
-        try await tier.apply(.remove(key: "k", version: SharedVersion(milliseconds: 3_000, node: 1)))
+        try await tier.apply(.remove(key: "k", version: SharedVersion(microseconds: 3_000, node: 1)))
         try await tier.apply(.set(key: "k", entry: entry("older", 2_500)))       // a queued write from before
         #expect(try await tier.entry(forKey: "k") == nil)
-        try await tier.apply(.removeTag("t", version: SharedVersion(milliseconds: 3_000, node: 1)))
+        try await tier.apply(.removeTag("t", version: SharedVersion(microseconds: 3_000, node: 1)))
         try await tier.apply(.set(key: "t1", entry: entry("x", 2_500, tags: ["t"])))
         #expect(try await tier.entry(forKey: "t1") == nil)
         try await tier.apply(.set(key: "t2", entry: entry("y", 3_500, tags: ["t"])))
