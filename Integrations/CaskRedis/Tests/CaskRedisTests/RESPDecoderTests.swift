@@ -7,28 +7,22 @@ import Testing
 /// point), and against hostile bytes: it never traps, never allocates what a length claims
 /// before the bytes are there, and throws for what is not RESP3.
 @Suite struct RESPDecoderTests {
-    /// A seeded generator of RESP values.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+    /// Seeded RESP values.
+    struct Generator {
+        var rng: SeededGenerator
+        init(state: UInt64) { rng = SeededGenerator(state: state) }
 
         mutating func value(depth: Int = 0) -> RESPValue {
             let kinds = depth > 3 ? 9 : 13
-            switch Int.random(in: 0..<kinds, using: &self) {
+            switch Int.random(in: 0..<kinds, using: &rng) {
             case 0: return .simpleString(text())
             case 1: return .error(text())
-            case 2: return .integer(Int64.random(in: .min ... .max, using: &self))
-            case 3: return .bulkString((0..<Int.random(in: 0..<40, using: &self)).map { _ in UInt8.random(in: 0...255, using: &self) })
+            case 2: return .integer(Int64.random(in: .min ... .max, using: &rng))
+            case 3: return .bulkString((0..<Int.random(in: 0..<40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
             case 4: return .null
-            case 5: return .boolean(Bool.random(using: &self))
-            case 6: return .double(Double(Int.random(in: -1_000_000...1_000_000, using: &self)) / 64)
-            case 7: return .bigNumber(String(UInt64.random(in: 0 ... .max, using: &self)) + "123456789")
+            case 5: return .boolean(Bool.random(using: &rng))
+            case 6: return .double(Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 64)
+            case 7: return .bigNumber(String(UInt64.random(in: 0 ... .max, using: &rng)) + "123456789")
             case 8: return .verbatim(text())
             case 9: return .array(children(depth))
             case 10: return .set(children(depth))
@@ -38,11 +32,11 @@ import Testing
         }
 
         mutating func text() -> String {
-            String((0..<Int.random(in: 0..<20, using: &self)).map { _ in "abcxyz019 :-_".randomElement(using: &self)! })
+            String((0..<Int.random(in: 0..<20, using: &rng)).map { _ in "abcxyz019 :-_".randomElement(using: &rng)! })
         }
 
         mutating func children(_ depth: Int, even: Bool = false) -> [RESPValue] {
-            let n = Int.random(in: 0..<5, using: &self) * (even ? 2 : 1)
+            let n = Int.random(in: 0..<5, using: &rng) * (even ? 2 : 1)
             return (0..<n).map { _ in value(depth: depth + 1) }
         }
     }
@@ -77,7 +71,7 @@ import Testing
             var whole = ByteBuffer(bytes: bytes)
             #expect(try RESPDecoder.parse(&whole) == value)
             #expect(whole.readableBytes == 0)
-            let cut = Int.random(in: 0..<bytes.count, using: &g)
+            let cut = Int.random(in: 0..<bytes.count, using: &g.rng)
             var part = ByteBuffer(bytes: bytes[..<cut])
             #expect(try RESPDecoder.parse(&part) == nil, "a value cut at \(cut) of \(bytes.count) bytes parsed")
             #expect(part.readableBytes == cut)     // nothing consumed
@@ -117,11 +111,11 @@ import Testing
             var bytes: [UInt8]
             if round % 2 == 0 {
                 bytes = Self.encode(g.value())
-                for _ in 0..<Int.random(in: 1...4, using: &g) where !bytes.isEmpty {
-                    bytes[Int.random(in: 0..<bytes.count, using: &g)] = UInt8.random(in: 0...255, using: &g)
+                for _ in 0..<Int.random(in: 1...4, using: &g.rng) where !bytes.isEmpty {
+                    bytes[Int.random(in: 0..<bytes.count, using: &g.rng)] = UInt8.random(in: 0...255, using: &g.rng)
                 }
             } else {
-                bytes = (0..<Int.random(in: 0..<64, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }
+                bytes = (0..<Int.random(in: 0..<64, using: &g.rng)).map { _ in UInt8.random(in: 0...255, using: &g.rng) }
             }
             var buffer = ByteBuffer(bytes: bytes)
             // Parse until it throws, wants more, or the input is used up: any outcome but a trap.

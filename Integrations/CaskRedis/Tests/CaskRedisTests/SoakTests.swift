@@ -18,7 +18,7 @@ import Testing
     @Test func threeNodesUnderChaosAgreeWithTheModel() async throws {
         let steps = Int(ProcessInfo.processInfo.environment["CASK_SOAK_STEPS"] ?? "") ?? 3_000
         let seed = UInt64(ProcessInfo.processInfo.environment["CASK_SOAK_SEED"] ?? "") ?? 44
-        var rng = Generator(state: seed)
+        var rng = SeededGenerator(state: seed)
         let server = try RedisServer(), folder = try Folder()
         let nodes = try (0..<3).map { try NodeProcess(directory: folder.file("n\($0)"), port: server.port, id: UInt32($0 + 1)) }
         for n in nodes { #expect(await n.settled()) }
@@ -80,7 +80,7 @@ import Testing
     }
 
     /// One chaos event, with the writes it lets the nodes make meanwhile.
-    func chaos(_ kind: Int, step: Int, server: RedisServer, nodes: [NodeProcess], rng: inout Generator,
+    func chaos(_ kind: Int, step: Int, server: RedisServer, nodes: [NodeProcess], rng: inout SeededGenerator,
                record: (String, String?) -> Void) async throws {
         switch kind {
         case 0:   // Redis killed, writes queued, Redis back empty: what it held is gone, the queue is not
@@ -104,18 +104,6 @@ import Testing
             let n = nodes[Int.random(in: 0..<3, using: &rng)]
             n.kill()
             try n.start()
-        }
-    }
-
-    /// A seeded generator (SplitMix64).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }

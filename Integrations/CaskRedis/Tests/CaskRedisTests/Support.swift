@@ -48,3 +48,15 @@ func node(_ folder: Folder, _ name: String, _ tier: RedisSharedTier, id: UInt32)
 func waitLive(_ cache: CaskCache) async -> Bool {
     await eventually(10) { cache.sharedTierStatistics?.isFollowing == true }
 }
+
+/// A seeded generator (SplitMix64) for the randomized tests.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
