@@ -36,24 +36,27 @@ extension CaskCache {
     }
 
     /// The value of `key` from the local layers, else (with a shared tier) from the shared
-    /// tier, decoded and kept locally as a copy.
+    /// tier while fresh, decoded and kept locally as a copy.
     @usableFromInline
     func valueThroughTiers<T: Decodable & Sendable>(_ type: T.Type, forKey key: String) async throws(CaskError) -> T? {
         if let local = try await Self.offload({ () throws(CaskError) in try self.value(type, forKey: key) }) { return local }
-        guard let shared, let (entry, mark) = await shared.entry(forKey: key) else { return nil }
         let now = options.disk.clock.now
-        guard entry.freshUntil == 0 || now < entry.freshUntil else { return nil }
-        let value: T = T.self == Data.self ? entry.value as! T : try decode(entry.value, forKey: key)
-        try await keepCopy(value, of: entry, forKey: key, mark: mark, shared: shared)
-        return value
+        return try await sharedCopy(forKey: key, as: T.self) { $0.freshUntil == 0 || now < $0.freshUntil }?.value
     }
 
     /// The shared tier's entry of `key` for get-or-load (stale ones included), kept locally.
     func sharedEntry<T: Codable & Sendable>(forKey key: String, as type: T.Type) async throws(CaskError) -> StoredEntry<T>? {
-        guard let shared, let (entry, mark) = await shared.entry(forKey: key) else { return nil }
+        guard let (value, entry) = try await sharedCopy(forKey: key, as: T.self, { _ in true }) else { return nil }
+        return StoredEntry(value: value, freshUntil: entry.freshUntil != 0 ? entry.freshUntil : entry.expiry)
+    }
+
+    /// The shared tier's entry of `key` when `usable`, decoded as a `T` and kept locally.
+    private func sharedCopy<T: Decodable & Sendable>(forKey key: String, as type: T.Type,
+                                                     _ usable: (SharedEntry) -> Bool) async throws(CaskError) -> (value: T, entry: SharedEntry)? {
+        guard let shared, let (entry, mark) = await shared.entry(forKey: key), usable(entry) else { return nil }
         let value: T = T.self == Data.self ? entry.value as! T : try decode(entry.value, forKey: key)
         try await keepCopy(value, of: entry, forKey: key, mark: mark, shared: shared)
-        return StoredEntry(value: value, freshUntil: entry.freshUntil != 0 ? entry.freshUntil : entry.expiry)
+        return (value, entry)
     }
 
     /// Stores a copy of the shared tier's `entry` in the local layers (not sent back), with

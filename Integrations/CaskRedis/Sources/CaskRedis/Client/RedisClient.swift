@@ -25,12 +25,8 @@ final class RedisClient: RedisCommandSending {
 
     let configuration: RedisConfiguration
     private let state = Mutex(State())
-    private let onConnect: @Sendable () -> Void
-
-    /// `onConnect` runs after each new connection is made (the first included).
-    init(configuration: RedisConfiguration, onConnect: @escaping @Sendable () -> Void = {}) {
+    init(configuration: RedisConfiguration) {
         self.configuration = configuration
-        self.onConnect = onConnect
     }
 
     func send(_ arguments: [[UInt8]], timeout: Duration) async throws -> RESPValue {
@@ -80,7 +76,7 @@ final class RedisClient: RedisCommandSending {
                     s.failures = 0
                     return true
                 }
-                if isNew { onConnect() } else if state.withLock({ $0.closed }) {
+                if !isNew, state.withLock({ $0.closed }) {
                     c.close()   // connected after the client closed: not kept
                     throw RedisClientError.unavailable("the client is closed")
                 }
