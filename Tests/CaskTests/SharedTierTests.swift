@@ -22,7 +22,7 @@ import CaskTesting
 
     /// Waits until every node sent its changes and followed the tier to its last one.
     static func settle(_ nodes: [CaskCache], _ tier: InMemorySharedTier) async -> Bool {
-        await eventually(120) {
+        await eventually(within: 120) {
             let cursor = tier.currentCursor
             return nodes.allSatisfy { node in
                 node.sharedTierStatistics?.changesWaiting == 0 && node.sharedTierCursor == cursor
@@ -107,7 +107,7 @@ import CaskTesting
         // Each read would take 30 s: it is answered (a miss) at the timeout, and once the
         // breaker is open the tier is not even asked. (How long it took is not asserted here,
         // where the whole suite shares Swift's pool; CaskRedis' tests bound it.)
-        #expect(await eventually(120) { a.sharedTierStatistics?.isFollowing == true })   // reads go through from here
+        #expect(await eventually(within: 120) { a.sharedTierStatistics?.isFollowing == true })   // reads go through from here
         #expect(try await a.value(String.self, forKey: "x") == nil)
         #expect(a.sharedTierStatistics?.failures == 1)
         #expect(try await a.value(String.self, forKey: "y") == nil)
@@ -149,7 +149,7 @@ import CaskTesting
         try await a.setValue("v1", forKey: "k")
         #expect(await Self.settle([a], tier))
         tier.restartEmpty()
-        #expect(await eventually(5) { !a.contains("k") })
+        #expect(await eventually(within: 5) { !a.contains("k") })
         try await a.close()
     }
 }
@@ -201,7 +201,7 @@ func syncValue(_ cache: CaskCache, _ key: String) throws -> String? { try cache.
         let a = try SharedTierTests.node(dir, "a", tier: tier, id: 1)
         try await a.setValue("x", forKey: "bad")
         try await a.setValue("y", forKey: "good")
-        #expect(await eventually(120) { a.sharedTierStatistics?.changesWaiting == 0 })
+        #expect(await eventually(within: 120) { a.sharedTierStatistics?.changesWaiting == 0 })
         #expect(a.sharedTierStatistics?.changesRefused == 1)
         #expect(try await tier.base.entry(forKey: "good")?.value == Data("\"y\"".utf8))
         try await a.close()

@@ -180,17 +180,6 @@ func secondsUntil(within seconds: Double, _ condition: () throws -> Bool) rethro
     return elapsed()
 }
 
-/// Whether `condition` came to hold within `seconds` (polled every 5 ms).
-/// ``waitUntil(_:_:)`` for async tests: polls without blocking a thread of Swift's pool.
-func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
-}
-
 func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
     secondsUntil(within: seconds, condition)
     return condition()

@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Runs `operation` in a task of its own and answers its result, or throws
-/// ``SharedTierTimeout`` after `limit`, whichever comes first. Unlike a task group, it does not
-/// wait for an operation that ignores cancellation: the late result is dropped.
-func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> R) async throws -> R {
+/// Runs `operation` in a task of its own (preferring `executor`) and answers its result, or
+/// throws ``SharedTierTimeout`` after `limit`, whichever comes first. Unlike a task group, it
+/// does not wait for an operation that ignores cancellation: the late result is dropped.
+func withDeadline<R: Sendable>(_ limit: Duration, on executor: (any TaskExecutor)? = nil,
+                               _ operation: @escaping @Sendable () async throws -> R) async throws -> R {
     let once = Mutex<CheckedContinuation<R, any Error>?>(nil)
     let work = Mutex<Task<Void, Never>?>(nil)
     let result: R = try await withCheckedThrowingContinuation { continuation in
@@ -13,7 +14,7 @@ func withDeadline<R: Sendable>(_ limit: Duration, _ operation: @escaping @Sendab
             guard let c = once.withLock({ c -> CheckedContinuation<R, any Error>? in defer { c = nil }; return c }) else { return }
             c.resume(with: result)
         }
-        let task = Task {
+        let task = Task(executorPreference: executor) {
             do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
         }
         // A Dispatch timer, not a task: it fires on time even when Swift's pool is busy.

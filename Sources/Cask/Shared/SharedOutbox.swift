@@ -29,16 +29,19 @@ final class SharedOutbox: Sendable {
     let refused = Atomic<Int>(0)
     private let send: @Sendable (SharedChange) async throws -> Void
     private let retryDelay: Duration
+    /// Where the sender runs (off Swift's pool).
+    private let executor: SharedTierExecutor
     /// Called after each failed send (the breaker), and after each acknowledged one.
     private let onResult: @Sendable (Bool) -> Void
 
     /// Queues again what `journal` holds from before, in order.
-    init(journal: OutboxJournal?, retryDelay: Duration, send: @escaping @Sendable (SharedChange) async throws -> Void,
+    init(journal: OutboxJournal?, retryDelay: Duration, executor: SharedTierExecutor, send: @escaping @Sendable (SharedChange) async throws -> Void,
          onResult: @escaping @Sendable (Bool) -> Void) throws(CaskError) {
         let pending = try journal?.pending(skipped: { _ in }) ?? []
         self.journal = journal
         self.send = send
         self.retryDelay = retryDelay
+        self.executor = executor
         self.onResult = onResult
         state.withLock { s in
             for (place, change) in pending {
@@ -78,7 +81,7 @@ final class SharedOutbox: Sendable {
             s.draining = true
             return true
         }
-        if start { Task.detached { await self.drain() } }
+        if start { Task.detached(executorPreference: executor) { await self.drain() } }
     }
 
     /// Whether a change of `key`, or any removal by prefix or tag, is waiting.

@@ -26,6 +26,10 @@ final class SharedTierLink: Sendable {
     /// would leave stale.
     private let isLive = Atomic<Bool>(false)
     private let counters = SharedTierCounters()
+    /// Where the follower, the outbox's sender and reads run: off Swift's pool (see
+    /// ``SharedTierExecutor``), reads apart so that applying a broad removal does not delay them.
+    private let background: SharedTierExecutor
+    private let readExecutor = SharedTierExecutor(label: "cask.shared-tier.reads")
 
     /// Opens the link; its outbox's journal lives in `directory` (the cache's folder).
     init(tier: any SharedTier, options: CacheOptions, directory: String) throws(CaskError) {
@@ -38,10 +42,11 @@ final class SharedTierLink: Sendable {
         // A send is in the background: it may take 20 times a read's timeout (at least 5 s,
         // at most a minute) before it is given up and retried, so a large value still gets through.
         let timeout = min(max(options.sharedTierTimeout * 20, .seconds(5)), .seconds(60))
-        let clock = options.disk.clock, counters = counters
+        let clock = options.disk.clock, counters = counters, background = SharedTierExecutor(label: "cask.shared-tier")
+        self.background = background
         let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, options: options.disk)
-        self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, send: { change in
-            try await withDeadline(timeout) { try await tier.apply(change) }
+        self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, executor: background, send: { change in
+            try await withDeadline(timeout, on: background) { try await tier.apply(change) }
         }, onResult: { ok in
             if ok { breaker.noteSuccess(); counters.sent.add(1, ordering: .relaxed) } else {
                 breaker.noteFailure(at: clock.now)
@@ -100,7 +105,7 @@ final class SharedTierLink: Sendable {
         let mark = noticesApplied.load(ordering: .acquiring)
         let tier = self.tier
         do {
-            guard let found = try await withDeadline(timeout, { try await tier.entry(forKey: key) }) else {
+            guard let found = try await withDeadline(timeout, on: readExecutor, { try await tier.entry(forKey: key) }) else {
                 counters.misses.add(1, ordering: .relaxed)
                 return nil
             }
@@ -125,7 +130,7 @@ final class SharedTierLink: Sendable {
     /// Starts following the tier's changes: `apply` gets each notice of a change another node
     /// made, and every ``SharedNotice/historyLost(cursor:)``, in order, on one task.
     func follow(applying apply: @escaping @Sendable (SharedNotice) async -> Void) {
-        let task = Task.detached { [self] in
+        let task = Task.detached(executorPreference: background) { [self] in
             for await notice in tier.changes(after: cursor.withLock { $0 }) {
                 switch notice {
                 case .live(let c):
