@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskHummingbird",
                 .product(name: "Cask", package: "Cask"),
+                .product(name: "CaskTesting", package: "Cask"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskServices",
                 .product(name: "Cask", package: "Cask"),
+                .product(name: "CaskTesting", package: "Cask"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

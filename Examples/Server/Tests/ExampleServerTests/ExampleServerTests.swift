@@ -34,8 +34,8 @@ import Testing
             try await client.execute(uri: "/users/8", method: .get) { #expect($0.status == .internalServerError) }   // nothing stale to serve
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             let text = String(buffer: metrics.body)
-            #expect(text.contains(#"cask_loads{cache="example"} 3"#), "\(text)")
-            #expect(text.contains(#"cask_stale_served{cache="example"} 1"#), "\(text)")
+            #expect(text.contains(#"cask_loads_total{cache="example"} 3"#), "\(text)")
+            #expect(text.contains(#"cask_stale_served_total{cache="example"} 1"#), "\(text)")
             // Each load timed as it ended: the first succeeded; the refresh of 7 and the load of 8 failed.
             #expect(text.contains(#"cask_load_duration_seconds_count{cache="example",result="success"} 1"#), "\(text)")
             #expect(text.contains(#"cask_load_duration_seconds_count{cache="example",result="failure"} 2"#), "\(text)")

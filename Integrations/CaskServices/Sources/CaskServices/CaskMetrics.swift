@@ -11,19 +11,23 @@ import Synchronization
 /// nothing, and one with them costs one read of the statistics per interval. Counters grow by
 /// what changed since the last report, so their totals are exact.
 ///
-/// Names (`prefix` defaults to `cask`):
+/// Names (`prefix` defaults to `cask`) follow Prometheus' conventions: a counter's name ends
+/// in `_total`, a unit is spelled out.
 ///
 /// | metric | kind | dimensions |
 /// | --- | --- | --- |
-/// | `cask_hits`, `cask_misses` | counter | `tier`: `memory`, `disk` |
-/// | `cask_evictions` | counter | `cause`: `size`, `count`, `age`, `ttl` |
-/// | `cask_loads`, `cask_load_failures`, `cask_coalesced_waits`, `cask_stale_served`, `cask_fail_safe_activations`, `cask_refreshes_started` | counter | |
-/// | `cask_load_time_milliseconds` | counter (total time in loads) | |
+/// | `cask_hits_total`, `cask_misses_total` | counter | `tier`: `memory`, `disk`, `shared` |
+/// | `cask_evictions_total` | counter | `cause`: `size`, `count`, `age`, `ttl` |
+/// | `cask_loads_total`, `cask_load_failures_total`, `cask_coalesced_waits_total`, `cask_stale_served_total`, `cask_fail_safe_activations_total`, `cask_refreshes_started_total` | counter | |
+/// | `cask_load_time_milliseconds_total` | counter (total time in loads) | |
 /// | `cask_load_time_p99_seconds` | gauge | |
-/// | `cask_writes`, `cask_bytes_written`, `cask_fsyncs`, `cask_checksum_failures` | counter | |
-/// | `cask_compactions`, `cask_compaction_bytes_read`, `cask_compaction_bytes_written` | counter | |
+/// | `cask_writes_total`, `cask_bytes_written_total`, `cask_fsyncs_total`, `cask_checksum_failures_total` | counter | |
+/// | `cask_compactions_total`, `cask_compaction_bytes_read_total`, `cask_compaction_bytes_written_total` | counter | |
+/// | `cask_shared_tier_failures_total`, `cask_shared_tier_changes_sent_total`, `cask_shared_tier_changes_refused_total`, `cask_shared_tier_notices_applied_total` | counter | |
 /// | `cask_items` | gauge | `tier`: `memory`, `disk` |
 /// | `cask_bytes` | gauge | `kind`: `live`, `file`, `dead`, `memory` |
+/// | `cask_shared_tier_changes_waiting` | gauge (this node's changes not yet sent) | |
+/// | `cask_shared_tier_following` | gauge (1 while the node follows the tier's changes live, else 0) | |
 /// | `cask_load_duration_seconds` | timer (each load) | `result`: `success`, `failure` |
 /// | `cask_sync_duration_seconds` | timer (each `fdatasync`/`fsync`) | `target`: `file`, `directory` |
 /// | `cask_compaction_duration_seconds` | timer (each compaction pass) | |
@@ -33,6 +37,9 @@ import Synchronization
 /// counters and gauges by ``report()``. A Prometheus exporter's default duration buckets start
 /// at 5 ms: give `cask_sync_duration_seconds` finer ones (swift-prometheus:
 /// `durationHistogramBuckets`) to see sub-millisecond syncs.
+///
+/// The `shared` tier's hits and misses and the `cask_shared_tier_` metrics stay 0 for a cache
+/// without a ``Cask/CacheOptions/sharedTier``.
 ///
 /// Every metric also carries the `dimensions` given at creation (for example the cache's name).
 /// Thread-safe.
@@ -50,8 +57,8 @@ public final class CaskMetrics: Sendable {
     public init(cache: CaskCache, prefix: String = "cask", dimensions: [(String, String)] = [], factory: (any MetricsFactory)? = nil) {
         self.cache = cache
         func counter(_ name: String, _ extra: [(String, String)] = []) -> Counter {
-            if let factory { return Counter(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
-            return Counter(label: "\(prefix)_\(name)", dimensions: dimensions + extra)
+            if let factory { return Counter(label: "\(prefix)_\(name)_total", dimensions: dimensions + extra, factory: factory) }
+            return Counter(label: "\(prefix)_\(name)_total", dimensions: dimensions + extra)
         }
         func gauge(_ name: String, _ extra: [(String, String)] = []) -> Gauge {
             if let factory { return Gauge(label: "\(prefix)_\(name)", dimensions: dimensions + extra, factory: factory) }
@@ -75,15 +82,14 @@ public final class CaskMetrics: Sendable {
     /// Brings every metric up to date with the cache's statistics now. Cheap (one read of the
     /// statistics, which takes each memory shard's lock once); safe to call from any thread.
     public func report() {
-        let statistics = cache.statistics
-        let loads = cache.loadStatistics
-        let now = CounterValue.allCases.map { Int64($0.value(statistics, loads)) }
+        let now = MetricSources(cache)
+        let counts = CounterValue.allCases.map { Int64($0.value(now)) }
         let deltas = reported.withLock { last in
-            defer { last = now }
-            return zip(now, last).map { max(0, $0 - $1) }
+            defer { last = counts }
+            return zip(counts, last).map { max(0, $0 - $1) }
         }
         for (counter, delta) in zip(counters, deltas) where delta > 0 { counter.increment(by: delta) }
-        for (gauge, value) in zip(gauges, GaugeValue.allCases) { gauge.record(value.value(statistics, loads)) }
+        for (gauge, value) in zip(gauges, GaugeValue.allCases) { gauge.record(value.value(now)) }
     }
 }
 
@@ -93,11 +99,12 @@ enum CounterValue: CaseIterable {
     case evictedBySize, evictedByCount, evictedByAge, expired
     case loads, loadFailures, coalescedWaits, staleServed, failSafeActivations, refreshesStarted, loadTime
     case writes, bytesWritten, fsyncs, checksumFailures, compactions, compactionBytesRead, compactionBytesWritten
+    case sharedHits, sharedMisses, sharedFailures, sharedChangesSent, sharedChangesRefused, sharedNoticesApplied
 
     var name: String {
         switch self {
-        case .memoryHits, .diskHits: "hits"
-        case .memoryMisses, .diskMisses: "misses"
+        case .memoryHits, .diskHits, .sharedHits: "hits"
+        case .memoryMisses, .diskMisses, .sharedMisses: "misses"
         case .evictedBySize, .evictedByCount, .evictedByAge, .expired: "evictions"
         case .loads: "loads"
         case .loadFailures: "load_failures"
@@ -113,6 +120,10 @@ enum CounterValue: CaseIterable {
         case .compactions: "compactions"
         case .compactionBytesRead: "compaction_bytes_read"
         case .compactionBytesWritten: "compaction_bytes_written"
+        case .sharedFailures: "shared_tier_failures"
+        case .sharedChangesSent: "shared_tier_changes_sent"
+        case .sharedChangesRefused: "shared_tier_changes_refused"
+        case .sharedNoticesApplied: "shared_tier_notices_applied"
         }
     }
 
@@ -120,6 +131,7 @@ enum CounterValue: CaseIterable {
         switch self {
         case .memoryHits, .memoryMisses: [("tier", "memory")]
         case .diskHits, .diskMisses: [("tier", "disk")]
+        case .sharedHits, .sharedMisses: [("tier", "shared")]
         case .evictedBySize: [("cause", "size")]
         case .evictedByCount: [("cause", "count")]
         case .evictedByAge: [("cause", "age")]
@@ -128,8 +140,9 @@ enum CounterValue: CaseIterable {
         }
     }
 
-    func value(_ s: CacheStatistics, _ l: LoadStatistics) -> Int {
-        switch self {
+    func value(_ m: MetricSources) -> Int {
+        let s = m.cache, l = m.loads, t = m.shared
+        return switch self {
         case .memoryHits: s.memoryHits
         case .diskHits: s.disk.hits
         case .memoryMisses: s.memoryMisses
@@ -152,19 +165,27 @@ enum CounterValue: CaseIterable {
         case .compactions: s.disk.compactions
         case .compactionBytesRead: s.disk.compactionBytesRead
         case .compactionBytesWritten: s.disk.compactionBytesWritten
+        case .sharedHits: t?.hits ?? 0
+        case .sharedMisses: t?.misses ?? 0
+        case .sharedFailures: t?.failures ?? 0
+        case .sharedChangesSent: t?.changesSent ?? 0
+        case .sharedChangesRefused: t?.changesRefused ?? 0
+        case .sharedNoticesApplied: t?.noticesApplied ?? 0
         }
     }
 }
 
 /// The gauges ``CaskMetrics`` keeps, and where each one's value comes from.
 enum GaugeValue: CaseIterable {
-    case memoryItems, diskItems, liveBytes, fileBytes, deadBytes, memoryCost, loadTimeP99
+    case memoryItems, diskItems, liveBytes, fileBytes, deadBytes, memoryCost, loadTimeP99, sharedChangesWaiting, sharedFollowing
 
     var name: String {
         switch self {
         case .memoryItems, .diskItems: "items"
         case .liveBytes, .fileBytes, .deadBytes, .memoryCost: "bytes"
         case .loadTimeP99: "load_time_p99_seconds"
+        case .sharedChangesWaiting: "shared_tier_changes_waiting"
+        case .sharedFollowing: "shared_tier_following"
         }
     }
 
@@ -176,12 +197,13 @@ enum GaugeValue: CaseIterable {
         case .fileBytes: [("kind", "file")]
         case .deadBytes: [("kind", "dead")]
         case .memoryCost: [("kind", "memory")]
-        case .loadTimeP99: []
+        case .loadTimeP99, .sharedChangesWaiting, .sharedFollowing: []
         }
     }
 
-    func value(_ s: CacheStatistics, _ l: LoadStatistics) -> Double {
-        switch self {
+    func value(_ m: MetricSources) -> Double {
+        let s = m.cache, l = m.loads
+        return switch self {
         case .memoryItems: Double(s.memoryItems)
         case .diskItems: Double(s.disk.itemCount)
         case .liveBytes: Double(s.disk.liveBytes)
@@ -189,7 +211,22 @@ enum GaugeValue: CaseIterable {
         case .deadBytes: Double(s.disk.deadBytes)
         case .memoryCost: Double(s.memoryCost)
         case .loadTimeP99: Double(l.p99LoadTime.components.seconds) + Double(l.p99LoadTime.components.attoseconds) / 1e18
+        case .sharedChangesWaiting: Double(m.shared?.changesWaiting ?? 0)
+        case .sharedFollowing: m.shared?.isFollowing == true ? 1 : 0
         }
+    }
+}
+
+/// What one report reads off the cache.
+struct MetricSources {
+    let cache: CacheStatistics
+    let loads: LoadStatistics
+    let shared: SharedTierStatistics?
+
+    init(_ c: CaskCache) {
+        cache = c.statistics
+        loads = c.loadStatistics
+        shared = c.sharedTierStatistics
     }
 }
 

@@ -1,5 +1,6 @@
 import Cask
 import CaskServices
+import CaskTesting
 import CaskIntegrationTesting
 import Foundation
 import Logging
@@ -27,26 +28,73 @@ import Testing
         let cache = try CaskCache(directory: folder.path, options: options)
         let metrics = CaskMetrics(cache: cache, dimensions: [("cache", "test")], factory: factory)
         metrics.report()
-        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == 0)
+        #expect(try counter(factory, "cask_hits_total", [("tier", "memory")]) == 0)
         for i in 0..<5 { try await cache.setValue(i, forKey: "k\(i)") }
         #expect(try await cache.value(Int.self, forKey: "k4") == 4)                    // memory hit
         #expect(try await cache.value(Int.self, forKey: "gone") == nil)                // miss in both
         _ = try await cache.value(forKey: "loaded", options: CacheEntryOptions(timeToLive: .seconds(60))) { 7 }
         metrics.report()
         let s = cache.statistics
-        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == Int64(s.memoryHits))
-        #expect(try counter(factory, "cask_misses", [("tier", "disk")]) == Int64(s.disk.misses))
-        #expect(try counter(factory, "cask_evictions", [("cause", "count")]) == Int64(s.disk.evictionsByCount) && s.disk.evictionsByCount == 3)   // 6 puts, 3 kept
-        #expect(try counter(factory, "cask_loads") == 1)
-        #expect(try counter(factory, "cask_writes") == Int64(s.disk.writes))
+        #expect(try counter(factory, "cask_hits_total", [("tier", "memory")]) == Int64(s.memoryHits))
+        #expect(try counter(factory, "cask_misses_total", [("tier", "disk")]) == Int64(s.disk.misses))
+        #expect(try counter(factory, "cask_evictions_total", [("cause", "count")]) == Int64(s.disk.evictionsByCount) && s.disk.evictionsByCount == 3)   // 6 puts, 3 kept
+        #expect(try counter(factory, "cask_loads_total") == 1)
+        #expect(try counter(factory, "cask_writes_total") == Int64(s.disk.writes))
         #expect(try gauge(factory, "cask_items", [("tier", "disk")]) == Double(s.disk.itemCount))
         #expect(try gauge(factory, "cask_bytes", [("kind", "live")]) == Double(s.disk.liveBytes))
-        let hitsBefore = try counter(factory, "cask_hits", [("tier", "memory")])
+        let hitsBefore = try counter(factory, "cask_hits_total", [("tier", "memory")])
         for _ in 0..<10 { _ = try await cache.value(Int.self, forKey: "k4") }
         metrics.report()
         metrics.report()   // nothing changed: nothing added
-        #expect(try counter(factory, "cask_hits", [("tier", "memory")]) == hitsBefore + 10)
+        #expect(try counter(factory, "cask_hits_total", [("tier", "memory")]) == hitsBefore + 10)
         try await cache.close()
+    }
+
+    /// A node with a shared tier reports its hits, misses, sends, notices and queue; counters
+    /// carry Prometheus' `_total`, gauges do not.
+    @Test func sharedTierMetricsFollowItsStatistics() async throws {
+        let folder = TestFolder()
+        defer { withExtendedLifetime(folder) {} }
+        let tier = InMemorySharedTier()
+        func node(_ name: String, _ id: UInt32) throws -> CaskCache {
+            var o = CacheOptions()
+            o.sharedTier = tier
+            o.sharedTierNode = id
+            o.sharedTierTimeout = .seconds(30)
+            return try CaskCache(directory: folder.path + "/" + name, options: o)
+        }
+        let a = try node("a", 1), b = try node("b", 2)
+        let factory = TestMetrics()
+        let metrics = CaskMetrics(cache: b, dimensions: [("cache", "test")], factory: factory)
+        func settled() -> Bool {
+            a.sharedTierStatistics?.changesWaiting == 0 && b.sharedTierStatistics?.isFollowing == true
+                && a.sharedTierStatistics?.changesSent == 1
+        }
+        try await a.setValue("v", forKey: "k")
+        var polls = 0
+        while !settled(), polls < 24_000 { polls += 1; try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await b.value(String.self, forKey: "k") == "v")        // through the tier
+        #expect(try await b.value(String.self, forKey: "absent") == nil)   // missed there too
+        metrics.report()
+        let t = try #require(b.sharedTierStatistics)
+        #expect(t.hits == 1 && t.misses == 1)
+        #expect(try counter(factory, "cask_hits_total", [("tier", "shared")]) == 1)
+        #expect(try counter(factory, "cask_misses_total", [("tier", "shared")]) == 1)
+        #expect(try counter(factory, "cask_shared_tier_failures_total") == Int64(t.failures))
+        #expect(try gauge(factory, "cask_shared_tier_following") == 1)
+        #expect(try gauge(factory, "cask_shared_tier_changes_waiting") == 0)
+        tier.isDown = true
+        try await b.setValue("w", forKey: "q")                  // queued: the tier is down
+        metrics.report()
+        #expect(try gauge(factory, "cask_shared_tier_changes_waiting") == Double(b.sharedTierStatistics?.changesWaiting ?? -1))
+        #expect(try gauge(factory, "cask_shared_tier_changes_waiting") ?? 0 >= 1)
+        tier.isDown = false
+        polls = 0
+        while b.sharedTierStatistics?.changesWaiting != 0, polls < 24_000 { polls += 1; try await Task.sleep(for: .milliseconds(5)) }
+        metrics.report()
+        #expect(try counter(factory, "cask_shared_tier_changes_sent_total") == 1)
+        #expect(try gauge(factory, "cask_shared_tier_changes_waiting") == 0)
+        try await a.close(); try await b.close()
     }
 
     /// The timers get one value per load (by result), per sync (file or directory) and per
@@ -104,7 +152,7 @@ import Testing
             var reported = false
             for _ in 0..<250 where !reported {   // up to 5 s
                 try await Task.sleep(for: .milliseconds(20))
-                reported = (try? counter(factory, "cask_writes")) == 1
+                reported = (try? counter(factory, "cask_writes_total")) == 1
             }
             #expect(reported, "the running service reported the write")
             await group.triggerGracefulShutdown()
