@@ -18,6 +18,9 @@ public final class InMemorySharedTier: SharedTier {
         var epoch = UUID().uuidString
         var followers: [UUID: AsyncStream<SharedNotice>.Continuation] = [:]
         var down = false
+        /// Claims of loads: token and when the lease ends.
+        var claims: [String: (token: UInt64, until: ContinuousClock.Instant)] = [:]
+        var lastToken: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -41,7 +44,7 @@ public final class InMemorySharedTier: SharedTier {
     public func restartEmpty() {
         let (followers, cursor) = state.withLock { s -> ([AsyncStream<SharedNotice>.Continuation], String) in
             let followers = Array(s.followers.values)
-            s = State(followers: s.followers)
+            s = State(followers: s.followers, lastToken: s.lastToken)
             return (followers, "\(s.epoch):0")
         }
         for f in followers { f.yield(.historyLost(cursor: cursor)) }
@@ -83,6 +86,29 @@ public final class InMemorySharedTier: SharedTier {
         }
         continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.followers.removeValue(forKey: id) } }
         return stream
+    }
+
+    public func claimLoad(of key: String, for lease: Duration) async throws -> UInt64? {
+        try state.withLock { s in
+            guard !s.down else { throw Down() }
+            let now = ContinuousClock.now
+            if let held = s.claims[key], held.until > now { return nil }
+            s.lastToken += 1
+            s.claims[key] = (s.lastToken, now + lease)
+            return s.lastToken
+        }
+    }
+
+    public func releaseLoad(of key: String, token: UInt64) async throws {
+        try state.withLock { s in
+            guard !s.down else { throw Down() }
+            if s.claims[key]?.token == token { s.claims[key] = nil }
+        }
+    }
+
+    /// Whether a claim of loading `key` is held now.
+    public func isLoadClaimed(_ key: String) -> Bool {
+        state.withLock { s in s.claims[key].map { $0.until > ContinuousClock.now } ?? false }
     }
 
     /// Applies `change` unless something newer covers it; whether it did.

@@ -10,13 +10,15 @@ import CaskTesting
     /// Swift's pool can be busy for seconds, and a call past its timeout counts as a failure
     /// (the tests of timeouts pass a short one).
     static func node(_ dir: TemporaryDirectory, _ name: String, tier: any SharedTier, id: UInt32,
-                     timeout: Duration = .seconds(30), retry: Duration = .milliseconds(20)) throws -> CaskCache {
+                     timeout: Duration = .seconds(30), retry: Duration = .milliseconds(20),
+                     loadLease: Duration? = nil) throws -> CaskCache {
         var o = CacheOptions()
         o.disk = options()
         o.sharedTier = tier
         o.sharedTierNode = id
         o.sharedTierTimeout = timeout
         o.sharedTierRetryDelay = retry
+        o.sharedTierLoadLease = loadLease
         return try CaskCache(directory: dir.file(name), options: o)
     }
 

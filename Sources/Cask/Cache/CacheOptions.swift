@@ -33,6 +33,15 @@ public struct CacheOptions: Sendable {
     /// This node's identifier in ``SharedVersion``s: it orders two nodes' writes of the same
     /// millisecond. Default random; give each node a distinct one when you can.
     public var sharedTierNode: UInt32 = .random(in: 1...UInt32.max)
+    /// One load per key across the nodes of a shared tier: when set, a get-or-load that finds
+    /// no fresh value anywhere first claims the key's load in the tier
+    /// (``SharedTier/claimLoad(of:for:)``) for at most this long. The node that gets the
+    /// claim runs the loader; the others wait for its value to reach the tier (polling it,
+    /// 5 ms doubling to 100 ms) instead of loading. A waiter loads itself when the claim ends
+    /// without a value (the holder's loader failed, or the holder died and the lease passed),
+    /// after twice the lease at most, or at once when the tier cannot be reached. Choose a
+    /// lease a little longer than a slow load. Default nil: every node loads for itself.
+    public var sharedTierLoadLease: Duration?
 
     public init() {}
 }

@@ -127,8 +127,17 @@ extension CaskCache {
         let (load, isNew) = loads.join(key, as: T.self, keepsRunning: keepsRunning) { [self] load in
             let started = ContinuousClock.now
             let outcome: LoadOutcome<T>
-            do { outcome = .loaded(try await loader()) } catch { outcome = .failed(error) }
-            if case .loaded(let value) = outcome, !load.isAbandoned { await storeLoaded(value, forKey: key, options: options) }
+            do {
+                switch try await loadOnce(key, as: T.self, loader: loader) {
+                case let .loadedHere(value, claim):
+                    outcome = .loaded(value)
+                    if !load.isAbandoned { await storeLoaded(value, forKey: key, options: options) }
+                    releaseLoadClaim(claim, forKey: key)
+                case .loadedElsewhere(let value):
+                    outcome = .loaded(value)
+                    loads.endThrottle(key)
+                }
+            } catch { outcome = .failed(error) }
             record(outcome, of: load, took: ContinuousClock.now - started)
             load.finish(outcome)
         }

@@ -51,7 +51,7 @@ extension CaskCache {
     }
 
     /// The shared tier's entry of `key` when `usable`, decoded as a `T` and kept locally.
-    private func sharedCopy<T: Decodable & Sendable>(forKey key: String, as type: T.Type,
+    func sharedCopy<T: Decodable & Sendable>(forKey key: String, as type: T.Type,
                                                      _ usable: (SharedEntry) -> Bool) async throws(CaskError) -> (value: T, entry: SharedEntry)? {
         guard let shared, let (entry, mark) = await shared.entry(forKey: key), usable(entry) else { return nil }
         let value: T = T.self == Data.self ? entry.value as! T : try decode(entry.value, forKey: key)

@@ -21,6 +21,8 @@ final class SharedOutbox: Sendable {
         var broad = 0
         var draining = false
         var closed = false
+        /// Run once no change of the key waits (``whenSent(_:_:)``).
+        var whenSent: [String: [@Sendable () -> Void]] = [:]
     }
 
     private let state = Mutex(State())
@@ -84,6 +86,17 @@ final class SharedOutbox: Sendable {
         if start { Task.detached(executorPreference: executor) { await self.drain() } }
     }
 
+    /// Runs `action` once no change of `key` queued so far waits (sent or refused), at once
+    /// when none does. Never after ``close()``.
+    func whenSent(_ key: String, _ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            guard s.keys[key] != nil else { return !s.closed }
+            s.whenSent[key, default: []].append(action)
+            return false
+        }
+        if now { action() }
+    }
+
     /// Whether a change of `key`, or any removal by prefix or tag, is waiting.
     func isWaiting(_ key: String) -> Bool { state.withLock { $0.broad > 0 || $0.keys[key] != nil } }
 
@@ -110,19 +123,23 @@ final class SharedOutbox: Sendable {
                 // A failed removal leaves the change to be sent again after a restart, which
                 // the tier refuses as no newer than what it holds.
                 try? journal?.remove(place)
-                state.withLock { s in
-                    Self.count(change, in: &s, by: -1)
-                    s.head += 1
-                    if s.head > 1024, s.head * 2 > s.queue.count { s.queue.removeFirst(s.head); s.head = 0 }
+                let done = state.withLock { s in
+                    defer {
+                        s.head += 1
+                        if s.head > 1024, s.head * 2 > s.queue.count { s.queue.removeFirst(s.head); s.head = 0 }
+                    }
+                    return Self.count(change, in: &s, by: -1)
                 }
+                for action in done { action() }
             } catch is SharedTierRefusal {
                 onResult(false)
                 refused.add(1, ordering: .relaxed)
-                state.withLock { s in
-                    Self.count(change, in: &s, by: -1)
-                    s.head += 1
+                let done = state.withLock { s in
+                    defer { s.head += 1 }
+                    return Self.count(change, in: &s, by: -1)
                 }
                 try? journal?.remove(place)
+                for action in done { action() }
             } catch {
                 onResult(false)
                 failures += 1
@@ -132,13 +149,18 @@ final class SharedOutbox: Sendable {
         }
     }
 
-    private static func count(_ change: SharedChange, in s: inout State, by n: Int) {
+    /// Counts `change` as waiting (`n` = 1) or done (-1); the actions to run once done, when
+    /// no change of its key waits any more.
+    @discardableResult
+    private static func count(_ change: SharedChange, in s: inout State, by n: Int) -> [@Sendable () -> Void] {
         switch change {
         case .set(let key, _), .remove(let key, _):
             let left = (s.keys[key] ?? 0) + n
             s.keys[key] = left > 0 ? left : nil
+            if left <= 0, let actions = s.whenSent.removeValue(forKey: key) { return actions }
         case .removePrefix, .removeTag:
             s.broad += n
         }
+        return []
     }
 }

@@ -30,6 +30,26 @@ public protocol SharedTier: Sendable {
     /// stream ends only when the task reading it is cancelled; outages are reported as
     /// ``SharedNotice/historyLost(cursor:)`` once the connection is back.
     func changes(after cursor: String?) -> AsyncStream<SharedNotice>
+
+    /// Claims the load of `key` for at most `lease` (``CacheOptions/sharedTierLoadLease``):
+    /// a token when this call got the claim, nil while another node holds it. A claim ends
+    /// when its holder releases it or when the lease passes (a holder that died). Tokens only
+    /// grow, so a holder whose lease passed cannot release the claim a later holder took.
+    ///
+    /// The default implementation grants every claim (no coordination: each node loads).
+    func claimLoad(of key: String, for lease: Duration) async throws -> UInt64?
+
+    /// Ends the claim of `key` when it is still the one `token` names; does nothing otherwise.
+    /// The default implementation does nothing.
+    func releaseLoad(of key: String, token: UInt64) async throws
+}
+
+extension SharedTier {
+    /// Grants every claim with token 1: a tier that does not coordinate loads.
+    public func claimLoad(of key: String, for lease: Duration) async throws -> UInt64? { 1 }
+
+    /// Does nothing: a tier that does not coordinate loads.
+    public func releaseLoad(of key: String, token: UInt64) async throws {}
 }
 
 /// An entry as the shared tier holds it.

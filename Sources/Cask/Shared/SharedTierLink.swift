@@ -121,6 +121,47 @@ final class SharedTierLink: Sendable {
         }
     }
 
+    /// What a claim of a key's load came to.
+    enum LoadClaim: Equatable {
+        /// This node holds it: load, then ``releaseWhenSent(_:token:)``.
+        case granted(UInt64)
+        /// Another node holds it: wait for its value.
+        case heldElsewhere
+        /// The tier cannot be asked (breaker open, not following, failed, timed out): load.
+        case unavailable
+    }
+
+    /// Claims the load of `key` for `lease` (see ``CacheOptions/sharedTierLoadLease``), within
+    /// the timeout. Never throws.
+    func claimLoad(of key: String, for lease: Duration) async -> LoadClaim {
+        guard isLive.load(ordering: .acquiring), breaker.allows(at: clock.now) else { return .unavailable }
+        let tier = self.tier
+        do {
+            let token = try await withDeadline(timeout, on: readExecutor) { try await tier.claimLoad(of: key, for: lease) }
+            breaker.noteSuccess()
+            return token.map(LoadClaim.granted) ?? .heldElsewhere
+        } catch {
+            breaker.noteFailure(at: clock.now)
+            counters.failures.add(1, ordering: .relaxed)
+            return .unavailable
+        }
+    }
+
+    /// Releases the claim `token` of `key` once every change of `key` queued so far is sent
+    /// (so the nodes that waited find the value), or at once if none waits. A failed release
+    /// leaves the claim to its lease.
+    func releaseWhenSent(_ key: String, token: UInt64) {
+        let tier = self.tier, timeout = self.timeout, executor = background
+        outbox.whenSent(key) {
+            Task.detached(executorPreference: executor) {
+                _ = try? await withDeadline(timeout, on: executor) { try await tier.releaseLoad(of: key, token: token) }
+            }
+        }
+    }
+
+    /// Counts a get-or-load answered with another node's value.
+    func noteLoadFromOtherNode() { counters.loadsFromOtherNodes.add(1, ordering: .relaxed) }
+
     /// Whether no other node's change was applied and this node made no change since `mark`
     /// was taken, and none of `key` waits to be sent.
     func isUnchanged(since mark: Int, key: String) -> Bool {
@@ -163,7 +204,8 @@ final class SharedTierLink: Sendable {
         SharedTierStatistics(hits: counters.hits.load(ordering: .relaxed), misses: counters.misses.load(ordering: .relaxed),
                              failures: counters.failures.load(ordering: .relaxed), changesSent: counters.sent.load(ordering: .relaxed),
                              changesWaiting: outbox.count, noticesApplied: counters.notices.load(ordering: .relaxed),
-                             changesRefused: outbox.refused.load(ordering: .relaxed), isFollowing: isLive.load(ordering: .relaxed))
+                             changesRefused: outbox.refused.load(ordering: .relaxed),
+                             loadsFromOtherNodes: counters.loadsFromOtherNodes.load(ordering: .relaxed), isFollowing: isLive.load(ordering: .relaxed))
     }
 
     /// Stops following and sending.
@@ -187,26 +229,5 @@ extension SharedNotice {
 /// The link's relaxed counters.
 final class SharedTierCounters: Sendable {
     let hits = Atomic<Int>(0), misses = Atomic<Int>(0), failures = Atomic<Int>(0)
-    let sent = Atomic<Int>(0), notices = Atomic<Int>(0)
-}
-
-/// What a cache's shared tier did: see ``CaskCache/sharedTierStatistics``.
-public struct SharedTierStatistics: Sendable, Equatable {
-    /// Local misses the shared tier answered.
-    public var hits: Int
-    /// Local misses it did not hold either.
-    public var misses: Int
-    /// Calls that failed or passed the timeout (reads and sends).
-    public var failures: Int
-    /// This node's changes the tier acknowledged.
-    public var changesSent: Int
-    /// This node's changes waiting to be sent (an outage keeps them here).
-    public var changesWaiting: Int
-    /// Other nodes' changes (and lost histories) applied to the local layers.
-    public var noticesApplied: Int
-    /// This node's changes the tier refused for good (dropped, not retried).
-    public var changesRefused: Int
-    /// Whether this node follows the tier's changes as they happen (so reads go through it);
-    /// false before the first connection and while it is lost.
-    public var isFollowing: Bool
+    let sent = Atomic<Int>(0), notices = Atomic<Int>(0), loadsFromOtherNodes = Atomic<Int>(0)
 }
