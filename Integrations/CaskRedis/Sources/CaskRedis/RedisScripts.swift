@@ -75,4 +75,21 @@ enum RedisScripts {
     if covered(ARGV[1], h[1], h[5]) then return nil end
     return {h[1], h[2], h[3], h[4], h[5]}
     """
+
+    /// KEYS: claim, token counter. ARGV: lease ms. Answers a new token (the counter, which
+    /// only grows) when no claim with a lease is held, else 0. A key there without a time to
+    /// live is not a claim Cask made: it is replaced.
+    static let claimLoad = """
+    if redis.call('PTTL', KEYS[1]) > 0 then return 0 end
+    local t = redis.call('INCR', KEYS[2])
+    redis.call('SET', KEYS[1], t, 'PX', ARGV[1])
+    return t
+    """
+
+    /// KEYS: claim. ARGV: token. Deletes the claim when it is still the token's.
+    static let releaseLoad = """
+    if redis.call('TYPE', KEYS[1]).ok ~= 'string' then return 0 end
+    if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+    return 0
+    """
 }

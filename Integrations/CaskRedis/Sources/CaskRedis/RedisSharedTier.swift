@@ -87,6 +87,19 @@ public final class RedisSharedTier: SharedTier {
         return stream
     }
 
+    /// Claims `key`'s load with `SET … PX` (lease in ms, 1 ms to a day) under a token from
+    /// `INCR`; nil while a claim is held. See format-spec.md.
+    public func claimLoad(of key: String, for lease: Duration) async throws -> UInt64? {
+        let ms = max(1, min(lease.components.seconds, 86_400) * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        let reply = try await eval(RedisScripts.claimLoad, keys: [names.claim(key), names.claimTokens], arguments: [Array("\(ms)".utf8)])
+        guard case .integer(let token) = reply else { throw RedisClientError.server("unexpected reply to a claim: \(reply)") }
+        return token > 0 ? UInt64(token) : nil
+    }
+
+    public func releaseLoad(of key: String, token: UInt64) async throws {
+        _ = try await eval(RedisScripts.releaseLoad, keys: [names.claim(key)], arguments: [Array("\(token)".utf8)])
+    }
+
     /// A plain `GET` on the tier's connection: the benchmark's baseline for a read through it.
     @_spi(Benchmarks)
     public func plainGET(_ key: String) async throws -> [UInt8]? {
@@ -116,4 +129,6 @@ struct RedisNames: Sendable {
     var tags: [UInt8] { Array((prefix + "removed:tags").utf8) }
     var history: [UInt8] { Array((prefix + "changes").utf8) }
     var epoch: [UInt8] { Array((prefix + "epoch").utf8) }
+    func claim(_ key: String) -> [UInt8] { Array((prefix + "load:").utf8) + Array(key.utf8) }
+    var claimTokens: [UInt8] { Array((prefix + "load-tokens").utf8) }
 }

@@ -35,12 +35,13 @@ func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async r
 }
 
 /// A cache node on `server`, in its own folder.
-func node(_ folder: Folder, _ name: String, _ tier: RedisSharedTier, id: UInt32) throws -> CaskCache {
+func node(_ folder: Folder, _ name: String, _ tier: RedisSharedTier, id: UInt32, loadLease: Duration? = nil) throws -> CaskCache {
     var o = CacheOptions()
     o.sharedTier = tier
     o.sharedTierNode = id
     o.sharedTierTimeout = .milliseconds(300)
     o.sharedTierRetryDelay = .milliseconds(50)
+    o.sharedTierLoadLease = loadLease
     return try CaskCache(directory: folder.file(name), options: o)
 }
 
