@@ -3,7 +3,8 @@
 // several and kill them with SIGKILL.
 //
 // usage: cask-redis-node DIRECTORY PORT NODE-ID [KEY-PREFIX]
-// commands: set K V [TTL-MS] | get K | local K | del K | prefix P | tag T | load K TAG V | stats | quit
+// commands: set K V [TTL-MS] | get K | local K | del K | prefix P | tag T | load K TAG V |
+//           slowload K MS V (a get-or-load whose loader takes MS ms) | stats | quit
 // answers:  ok | value V | nil | true | false | error MESSAGE | a line of key=value pairs
 import Cask
 import CaskRedis
@@ -23,6 +24,7 @@ options.sharedTier = tier
 options.sharedTierNode = id
 options.sharedTierTimeout = .milliseconds(300)
 options.sharedTierRetryDelay = .milliseconds(50)
+options.sharedTierLoadLease = .seconds(1)   // one load per key across the nodes
 options.disk.durability = .everyWrite   // the outbox too: a kill -9 loses no queued change
 let cache: CaskCache
 do { cache = try CaskCache(directory: args[1], options: options) } catch {
@@ -47,9 +49,16 @@ func run(_ line: String) async -> String {
         case ("load", 4):
             let v = try await cache.value(forKey: w[1], as: String.self, options: CacheEntryOptions(timeToLive: .seconds(600), tags: [w[2]])) { w[3] }
             return "value \(v)"
+        case ("slowload", 4):
+            let ms = Int(w[2]) ?? 0
+            let v = try await cache.value(forKey: w[1], as: String.self, options: CacheEntryOptions(timeToLive: .seconds(600))) {
+                try await Task.sleep(for: .milliseconds(ms))
+                return w[3]
+            }
+            return "value \(v)"
         case ("stats", 1):
             guard let s = cache.sharedTierStatistics else { return "error no shared tier" }
-            return "following=\(s.isFollowing) waiting=\(s.changesWaiting) sent=\(s.changesSent) failures=\(s.failures) notices=\(s.noticesApplied)"
+            return "following=\(s.isFollowing) waiting=\(s.changesWaiting) sent=\(s.changesSent) failures=\(s.failures) notices=\(s.noticesApplied) fromOthers=\(s.loadsFromOtherNodes)"
         case ("quit", 1):
             try await cache.close()
             tier.close()

@@ -49,4 +49,26 @@ import Testing
         for i in 0..<10 where i != 3 { #expect(await b.send("get q\(i)") == "value x\(i)", "q\(i)") }
         #expect(await b.send("get q3") == "nil")
     }
+
+    /// One load per key across processes: a second node waits for the first one's value; when
+    /// the node loading is killed with SIGKILL, the other loads itself once the lease (1 s in
+    /// `cask-redis-node`) has passed.
+    @Test func aKeyIsLoadedOnceAndAKilledLoadersClaimPasses() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let a = try NodeProcess(directory: folder.file("a"), port: server.port, id: 1)
+        let b = try NodeProcess(directory: folder.file("b"), port: server.port, id: 2)
+        #expect(await a.settled()); #expect(await b.settled())
+        let first = Task { await a.send("slowload k 500 from-a") }
+        #expect(await eventually(5) { (try? server.cli("EXISTS", "cask:load:k")) == "1" }, "a claimed the load")
+        #expect(await b.send("slowload k 0 from-b") == "value from-a", "b waited for a's value")
+        #expect(await first.value == "value from-a")
+        #expect(await b.send("stats").contains("fromOthers=1"))
+        let doomed = Task { await a.send("slowload j 60000 from-a") }
+        #expect(await eventually(5) { (try? server.cli("EXISTS", "cask:load:j")) == "1" }, "a claimed the load")
+        a.kill()
+        #expect(await doomed.value.hasPrefix("error"))
+        let started = ContinuousClock.now
+        #expect(await b.send("slowload j 0 from-b") == "value from-b", "b loaded once a's claim passed")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
 }
