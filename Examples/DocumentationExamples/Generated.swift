@@ -7,7 +7,7 @@ import Cask
 import CaskTesting
 import Foundation
 
-// README.md, line 78
+// README.md, line 79
 func example_README_1() throws {
     struct User: Codable, Sendable {
         var id: Int
@@ -32,7 +32,7 @@ func example_README_1() throws {
     try store.close()
 }
 
-// README.md, line 109
+// README.md, line 110
 func example_README_2() async throws {
     struct Profile: Codable, Sendable { var name: String }
     let profiles = try CaskCache(directory: NSTemporaryDirectory() + "myapp-profiles")
