@@ -1,4 +1,5 @@
 import Foundation
+import CaskSupport
 import Synchronization
 import Cask
 
@@ -23,7 +24,7 @@ public final class InMemorySharedTier: SharedTier {
         var lastToken: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -15,6 +15,8 @@ import CaskTesting
         case removePrefix(node: Int, String)
         case removeTag(node: Int, String)
         case read(node: Int, key: String)
+        /// Two nodes get-or-load `key` at once (one load across the nodes).
+        case load(nodes: [Int], key: String, value: String)
         case outage(writer: Int, ops: [Op])
         case restartEmpty
 
@@ -25,6 +27,7 @@ import CaskTesting
             case let .removePrefix(n, p): "node\(n).removePrefix(\(p))"
             case let .removeTag(n, t): "node\(n).removeTag(\(t))"
             case let .read(n, k): "node\(n).read(\(k))"
+            case let .load(ns, k, v): "nodes\(ns).load(\(k), loader: \(v))"
             case let .outage(w, ops): "outage(writer node\(w): \(ops))"
             case .restartEmpty: "restartEmpty"
             }
@@ -49,7 +52,9 @@ import CaskTesting
             switch rng.next() % 20 {
             case 0: .outage(writer: Int(rng.next() % 3), ops: (0..<3).map { j in change(0, i * 10 + j) }.map { $0.on(node: nil) })
             case 1: .restartEmpty
-            case 2...6: .read(node: Int(rng.next() % 3), key: pick(keys))
+            case 2...4: .read(node: Int(rng.next() % 3), key: pick(keys))
+            case 5, 6:
+                .load(nodes: { let a = Int(rng.next() % 3); return [a, (a + 1 + Int(rng.next() % 2)) % 3] }(), key: pick(keys), value: "l\(i)")
             default: change(Int(rng.next() % 3), i)
             }
         }
@@ -59,7 +64,9 @@ import CaskTesting
     static func run(_ ops: [Op]) async throws -> String? {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try (0..<3).map { try SharedTierTests.node(dir, "n\($0)", tier: tier, id: UInt32($0 + 1), retry: .milliseconds(1)) }
+        let nodes = try (0..<3).map {
+            try SharedTierTests.node(dir, "n\($0)", tier: tier, id: UInt32($0 + 1), retry: .milliseconds(1), loadLease: .seconds(30))
+        }
         defer { for n in nodes { try? n.close() } }
         var model: [String: (value: String, tag: String?)] = [:]
         guard await SharedTierTests.settle(nodes, tier) else { return "the cluster did not settle at start" }
@@ -81,6 +88,25 @@ import CaskTesting
                     return "step \(i) \(op): got \(got ?? "nil"), model \(model[key]?.value ?? "nil"); tier \(inTier); "
                         + "held locally \(local); stats \(nodes[n].sharedTierStatistics.map { "\($0)" } ?? "-")"
                 }
+            case let .load(ns, key, value):
+                guard await SharedTierTests.settle(nodes, tier) else { return "step \(i): the cluster did not settle" }
+                let expected = model[key]?.value ?? value
+                let runs = Counter()
+                let got = try await withThrowingTaskGroup(of: String.self) { group in
+                    for n in ns {
+                        group.addTask {
+                            try await nodes[n].value(forKey: key, as: String.self, options: CacheEntryOptions(timeToLive: .seconds(600))) {
+                                runs.increment()
+                                return value
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                if got != [expected, expected] || runs.value != (model[key] == nil ? 1 : 0) {
+                    return "step \(i) \(op): got \(got), model \(expected), the loader ran \(runs.value) times"
+                }
+                if model[key] == nil { model[key] = (value, nil) }
             default:
                 try await apply(op, nodes, &model)
             }
@@ -109,7 +135,7 @@ import CaskTesting
         case let .removeTag(n, t):
             try await nodes[n].removeValues(taggedWith: t)
             model = model.filter { $0.value.tag != t }
-        case .read, .outage, .restartEmpty:
+        case .read, .load, .outage, .restartEmpty:
             break
         }
     }

@@ -34,7 +34,8 @@ extension CaskCache {
             case .unavailable:
                 return .loadedHere(try await loader(), claim: nil)
             case .heldElsewhere:
-                if ContinuousClock.now >= giveUp || Task.isCancelled { return .loadedHere(try await loader(), claim: nil) }
+                try Task.checkCancellation()   // an abandoned load runs no loader
+                if ContinuousClock.now >= giveUp { return .loadedHere(try await loader(), claim: nil) }
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(100))
                 if let value = try await valueLoadedElsewhere(key, as: T.self, shared) { return .loadedElsewhere(value) }

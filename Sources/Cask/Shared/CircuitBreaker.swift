@@ -1,11 +1,12 @@
 import Synchronization
+import CaskSupport
 
 /// Stops calls to the shared tier for a while after one failed: open for `openFor` ms after
 /// each failure, closed again by the first success after that. Thread-safe.
 final class CircuitBreaker: Sendable {
     private let openFor: Int64
     /// (open until, ms of the clock; failures in a row).
-    private let state = Mutex<(until: Int64, failures: Int)>((0, 0))
+    private let state = Locked<(until: Int64, failures: Int)>((0, 0))
 
     init(openFor: Duration) { self.openFor = max(0, openFor.milliseconds) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import CaskSupport
 import Synchronization
 
 /// Runs `operation` in a task of its own (preferring `executor`) and answers its result, or
@@ -6,8 +7,8 @@ import Synchronization
 /// does not wait for an operation that ignores cancellation: the late result is dropped.
 func withDeadline<R: Sendable>(_ limit: Duration, on executor: (any TaskExecutor)? = nil,
                                _ operation: @escaping @Sendable () async throws -> R) async throws -> R {
-    let once = Mutex<CheckedContinuation<R, any Error>?>(nil)
-    let work = Mutex<Task<Void, Never>?>(nil)
+    let once = Locked<CheckedContinuation<R, any Error>?>(nil)
+    let work = Locked<Task<Void, Never>?>(nil)
     let result: R = try await withCheckedThrowingContinuation { continuation in
         once.withLock { $0 = continuation }
         let finish: @Sendable (Result<R, any Error>) -> Void = { result in

@@ -1,4 +1,5 @@
 import Foundation
+import CaskSupport
 import Synchronization
 
 /// The changes this node made that the shared tier has not acknowledged yet, sent in the
@@ -25,7 +26,7 @@ final class SharedOutbox: Sendable {
         var whenSent: [String: [@Sendable () -> Void]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let journal: OutboxJournal?
     /// Changes the tier refused for good (dropped).
     let refused = Atomic<Int>(0)

@@ -14,13 +14,13 @@ final class SharedTierLink: Sendable {
     private let breaker: CircuitBreaker
     private let outbox: SharedOutbox
     /// The last version this node gave out (µs), so that versions grow on this node.
-    private let lastVersion = Mutex<Int64>(0)
+    private let lastVersion = Locked<Int64>(0)
     /// Notices applied and changes this node made so far: a read that saw it change while it
     /// ran does not keep its copy.
     private let noticesApplied = Atomic<Int>(0)
     /// The cursor of the last notice applied.
-    private let cursor = Mutex<String?>(nil)
-    private let follower = Mutex<Task<Void, Never>?>(nil)
+    private let cursor = Locked<String?>(nil)
+    private let follower = Locked<Task<Void, Never>?>(nil)
     /// Whether the tier's changes are followed as they happen (``SharedNotice/live(cursor:)``):
     /// reads go through the tier only then, so that no copy is kept that a missed change
     /// would leave stale.
