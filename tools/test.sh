@@ -36,7 +36,7 @@ bash tools/docs.sh --warnings-as-errors > /dev/null
 # The concurrency suites again under ThreadSanitizer, judged by exit status (a race report fails it).
 # A failure prints each race report again at the end, where a truncated CI log still shows it.
 tsan_log=$(mktemp)
-if ! swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|TagRemovalTests|IndexSnapshotTests|MemoryCopiesTests|TimingTests|EncryptionTests|FileSealTests" 2>&1 | tee "$tsan_log"; then
+if ! swift test --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|MemoryCacheTests|CacheFacadeTests|GroupCommitTests|IdleTests|ReadOnlyTests|BackupTests|WriteBehindTests|EvictAheadTests|LoadingTests|PreparedSegmentTests|CloseHintTests|PrefixRemovalTests|TagRemovalTests|IndexSnapshotTests|MemoryCopiesTests|TimingTests|EncryptionTests|FileSealTests|SharedTierTests|SharedLoadTests|SharedOutbox" 2>&1 | tee "$tsan_log"; then
     echo "ThreadSanitizer run failed; its race reports:"
     awk '/WARNING: ThreadSanitizer/{p=1} p{print} /^SUMMARY: ThreadSanitizer/{p=0}' "$tsan_log" | head -n 300
     exit 1

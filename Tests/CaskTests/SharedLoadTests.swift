@@ -43,7 +43,10 @@ import CaskTesting
         #expect(runs.value == 1, "one load across three nodes")
         #expect(Set(values).count == 1, "every node answers the one loaded value: \(values)")
         #expect(nodes.map { $0.sharedTierStatistics?.loadsFromOtherNodes ?? 0 }.reduce(0, +) == 2)
-        #expect(nodes.allSatisfy { $0.contains("user:1") }, "each node keeps a copy")
+        // A waiter keeps no copy when the holder's change notice arrived while it read (it
+        // may be older than that change); asked again, each node answers without a load.
+        let again = try await Self.loadEverywhere(nodes, "user:1", runs: runs)
+        #expect(runs.value == 1 && again == values)
         #expect(await SharedTierTests.settle(nodes, tier))
         #expect(await eventually(within: 120) { !tier.isLoadClaimed("user:1") }, "the claim is released once the value is sent")
         for node in nodes { try await node.close() }
