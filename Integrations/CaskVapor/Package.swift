@@ -28,6 +28,7 @@ let package = Package(
                 .product(name: "CaskIntegrationTesting", package: "CaskIntegrationTesting"),
                 "CaskVapor",
                 .product(name: "Cask", package: "Cask"),
+                .product(name: "CaskTesting", package: "Cask"),
                 .product(name: "VaporTesting", package: "vapor"),
             ]
         ),
