@@ -71,4 +71,42 @@ import Testing
         #expect(await b.send("slowload j 0 from-b") == "value from-b", "b loaded once a's claim passed")
         #expect(ContinuousClock.now - started < .seconds(5))
     }
+
+    /// From outside: a node run under libfiu (`fiu-run`), a fifth of its `fdatasync` calls
+    /// failing with EIO and a tenth of its `pwrite` calls with ENOSPC, makes changes while Redis
+    /// is down, and is killed with SIGKILL. Every change it acknowledged reaches another node
+    /// once Redis is back and the node restarted without faults; a change it refused answered
+    /// an error.
+    @Test func acknowledgedChangesSurviveFailedSyncsAndWritesAndAKill() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let a = try NodeProcess(directory: folder.file("a"), port: server.port, id: 1)
+        let b = try NodeProcess(directory: folder.file("b"), port: server.port, id: 2)
+        #expect(await a.settled()); #expect(await b.settled())
+        a.kill()
+        a.underFiu = true
+        try a.start()
+        #expect(await a.settled())
+        try a.inject(["enable_random name=posix/io/sync/fdatasync,probability=0.2,failinfo=5",
+                      "enable_random name=posix/io/rw/pwrite,probability=0.1,failinfo=28"])
+        server.kill()
+        var acknowledged: [Int] = [], refused = 0
+        for i in 0..<60 {
+            let answer = await a.send("set f\(i) x\(i)")
+            if answer == "ok" { acknowledged.append(i) } else {
+                #expect(answer.hasPrefix("error"), "\(answer)")
+                refused += 1
+                if answer == "error the node exited" { break }
+            }
+        }
+        print("under libfiu: \(acknowledged.count) changes acknowledged, \(refused) refused")
+        #expect(refused > 0, "the faults were injected")
+        #expect(acknowledged.count > 5, "some changes were acknowledged")
+        a.kill()
+        a.underFiu = false
+        try server.start()
+        try a.start()
+        #expect(await a.settled(within: 60))
+        #expect(await b.settled(within: 60))
+        for i in acknowledged { #expect(await b.send("get f\(i)") == "value x\(i)", "f\(i) was acknowledged") }
+    }
 }

@@ -11,6 +11,9 @@ final class NodeProcess: @unchecked Sendable {
     private var output: Int32 = -1
     private var pending: [UInt8] = []
     private let queue = DispatchQueue(label: "node")
+    /// Whether the next ``start()`` runs the node under libfiu (`fiu-run -x`), so that
+    /// ``inject(_:)`` can make its calls fail.
+    var underFiu = false
 
     init(directory: String, port: Int, id: UInt32) throws {
         self.directory = directory
@@ -28,8 +31,15 @@ final class NodeProcess: @unchecked Sendable {
 
     func start() throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.executable)
-        p.arguments = [directory, "\(port)", "\(id)"]
+        signal(SIGPIPE, SIG_IGN)   // a node that died answers "error the node exited"
+        if underFiu {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/fiu-run")
+            p.arguments = ["-x", Self.executable, directory, "\(port)", "\(id)"]
+            p.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
+        } else {
+            p.executableURL = URL(fileURLWithPath: Self.executable)
+            p.arguments = [directory, "\(port)", "\(id)"]
+        }
         let inPipe = Pipe(), outPipe = Pipe()
         p.standardInput = inPipe
         p.standardOutput = outPipe
@@ -38,6 +48,17 @@ final class NodeProcess: @unchecked Sendable {
         input = inPipe.fileHandleForWriting
         output = outPipe.fileHandleForReading.fileDescriptor
         pending = []
+    }
+
+    /// Runs libfiu `commands` in the running node (`fiu-ctrl -c`; it must run ``underFiu``).
+    func inject(_ commands: [String]) throws {
+        guard let pid = process?.processIdentifier else { return }
+        let ctrl = Process()
+        ctrl.executableURL = URL(fileURLWithPath: "/usr/bin/fiu-ctrl")
+        ctrl.arguments = commands.flatMap { ["-c", $0] } + ["\(pid)"]
+        try ctrl.run()
+        ctrl.waitUntilExit()
+        guard ctrl.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
     }
 
     /// SIGKILL, and waits for the end.
@@ -57,7 +78,7 @@ final class NodeProcess: @unchecked Sendable {
 
     private func exchange(_ command: String) -> String {
         guard let input else { return "error not running" }
-        input.write(Data((command + "\n").utf8))
+        do { try input.write(contentsOf: Data((command + "\n").utf8)) } catch { return "error the node exited" }
         while true {
             if let nl = pending.firstIndex(of: 10) {
                 let line = String(decoding: pending[..<nl], as: UTF8.self)
