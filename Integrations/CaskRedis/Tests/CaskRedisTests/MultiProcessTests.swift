@@ -109,4 +109,30 @@ import Testing
         #expect(await b.settled(within: 60))
         for i in acknowledged { #expect(await b.send("get f\(i)") == "value x\(i)", "f\(i) was acknowledged") }
     }
+
+    /// A time to live set on one process holds on another: the copy read through keeps the
+    /// writer's expiry, Redis drops the entry then too, and a cold process never serves it.
+    @Test func aTimeToLiveHoldsAcrossProcesses() async throws {
+        let server = try RedisServer(), folder = try Folder()
+        let a = try NodeProcess(directory: folder.file("a"), port: server.port, id: 1)
+        let b = try NodeProcess(directory: folder.file("b"), port: server.port, id: 2)
+        #expect(await a.settled()); #expect(await b.settled())
+        let written = ContinuousClock.now
+        #expect(await a.send("set t v 3000") == "ok")                       // 3 s to live
+        #expect(await b.settled())
+        // Read through and kept (a read that overlapped a's change notice keeps no copy).
+        #expect(await eventually(2) {
+            let read = await b.send("get t"), kept = await b.send("local t")
+            return read == "value v" && kept == "true"
+        })
+        let ttl = Int(try server.cli("PTTL", "cask:v:t")) ?? -9
+        #expect(ttl > 0 && ttl <= 3000, "Redis keeps the entry until its expiry: PTTL \(ttl)")
+        try await Task.sleep(until: written + .milliseconds(3_300))
+        #expect(await a.send("get t") == "nil")
+        #expect(await b.send("get t") == "nil")                             // b's copy expired too
+        let c = try NodeProcess(directory: folder.file("c"), port: server.port, id: 3)
+        #expect(await c.settled())
+        #expect(await c.send("get t") == "nil")
+        #expect(try server.cli("EXISTS", "cask:v:t") == "0")
+    }
 }
