@@ -114,4 +114,23 @@ import CaskTesting
         tier.isDown = false
         for node in nodes { try await node.close() }
     }
+
+    /// An eager refresh, and a refresh of a stale value, run the loader with a lease too: the
+    /// value the tier holds is the one being replaced, not an answer.
+    @Test func refreshesStillLoad() async throws {
+        let dir = try TemporaryDirectory()
+        let tier = InMemorySharedTier()
+        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let eager = CacheEntryOptions(timeToLive: .seconds(2), staleWindow: .seconds(60), eagerRefresh: 0.25)
+        #expect(try await nodes[0].value(forKey: "k", as: String.self, options: eager) { "v1" } == "v1")
+        #expect(await SharedTierTests.settle(nodes, tier))
+        try await Task.sleep(for: .milliseconds(700))                           // in the eager window
+        #expect(try await nodes[0].value(forKey: "k", as: String.self, options: eager) { "v2" } == "v1")
+        #expect(await eventually(within: 120) { (try? await nodes[0].value(String.self, forKey: "k")) == "v2" }, "the eager refresh loaded")
+        #expect(await SharedTierTests.settle(nodes, tier))
+        try await Task.sleep(for: .milliseconds(2_100))                         // stale now
+        let stale = CacheEntryOptions(timeToLive: .seconds(2), staleWindow: .seconds(60), softTimeout: .seconds(60))
+        #expect(try await nodes[1].value(forKey: "k", as: String.self, options: stale) { "v3" } == "v3", "the stale value was refreshed")
+        for node in nodes { try await node.close() }
+    }
 }

@@ -55,7 +55,7 @@ extension CaskCache {
         let now = self.options.disk.clock.now
         let stored = try await storedEntry(forKey: key, as: T.self, now: now)
         if let stored, stored.isFresh(at: now) {
-            if stored.isDueForEagerRefresh(at: now, options: options) { refreshInBackground(key, options: options, loader: loader) }
+            if stored.isDueForEagerRefresh(at: now, options: options) { refreshInBackground(key, replacing: stored.freshUntil, options: options, loader: loader) }
             return LoadedValue(value: stored.value, isStale: false)
         }
         if let stored { return try await refreshStale(stored, forKey: key, now: now, options: options, loader: loader) }
@@ -78,7 +78,7 @@ extension CaskCache {
             stats.staleValuesServed.add(1, ordering: .relaxed)
             return LoadedValue(value: stale.value, isStale: true)
         }
-        let load = startLoad(key, options: options, keepsRunning: true, loader: loader)
+        let load = startLoad(key, options: options, keepsRunning: true, replacing: stale.freshUntil, loader: loader)
         let soft = options.softTimeout.map { s in options.hardTimeout.map { min(s, $0) } ?? s } ?? options.hardTimeout
         switch await load.wait(timeout: soft) {
         case .finished(.loaded(let value)):
@@ -113,22 +113,25 @@ extension CaskCache {
 
     /// A fresh value due for eager refresh: one background load, unless one runs or the
     /// key's throttle does.
-    private func refreshInBackground<T: Codable & Sendable>(_ key: String, options: CacheEntryOptions,
+    private func refreshInBackground<T: Codable & Sendable>(_ key: String, replacing freshUntil: Int64, options: CacheEntryOptions,
                                                             loader: @escaping @Sendable () async throws -> T) {
         guard !loads.isThrottled(key, now: self.options.disk.clock.now) else { return }
-        _ = startLoad(key, options: options, keepsRunning: true, countsWait: false, loader: loader)
+        _ = startLoad(key, options: options, keepsRunning: true, countsWait: false, replacing: freshUntil, loader: loader)
     }
 
     // MARK: Loading and storing
 
     /// Joins the running load of `key`, or starts one that runs `loader` and stores its value.
+    /// `freshUntil`: the end of the fresh period of the value a refresh replaces (0: none), so
+    /// that with a shared tier only a newer value loaded by another node answers it.
     private func startLoad<T: Codable & Sendable>(_ key: String, options: CacheEntryOptions, keepsRunning: Bool, countsWait: Bool = true,
+                                                  replacing freshUntil: Int64 = 0,
                                                   loader: @escaping @Sendable () async throws -> T) -> InFlightLoad<T> {
         let (load, isNew) = loads.join(key, as: T.self, keepsRunning: keepsRunning) { [self] load in
             let started = ContinuousClock.now
             let outcome: LoadOutcome<T>
             do {
-                switch try await loadOnce(key, as: T.self, loader: loader) {
+                switch try await loadOnce(key, as: T.self, replacing: freshUntil, loader: loader) {
                 case let .loadedHere(value, claim):
                     outcome = .loaded(value)
                     if !load.isAbandoned { await storeLoaded(value, forKey: key, options: options) }

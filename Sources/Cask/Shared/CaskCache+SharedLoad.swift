@@ -13,43 +13,61 @@ extension CaskCache {
 
     /// Runs `loader` on the node that claims `key`'s load; on the others, waits for that
     /// node's value in the shared tier. Without a shared tier or a lease: `loader`.
-    func loadOnce<T: Codable & Sendable>(_ key: String, as type: T.Type,
+    /// `freshUntil`: the end of the fresh period of the value a refresh replaces (0: none);
+    /// only a tier entry fresh for longer answers a refresh.
+    /// - Throws: what `loader` throws; `CancellationError` for an abandoned load (its claim,
+    ///   if it got one, released).
+    func loadOnce<T: Codable & Sendable>(_ key: String, as type: T.Type, replacing freshUntil: Int64,
                                          loader: @Sendable () async throws -> T) async throws -> SharedLoad<T> {
         guard let shared, let lease = options.sharedTierLoadLease, lease > .zero else { return .loadedHere(try await loader(), claim: nil) }
         let giveUp = ContinuousClock.now + lease * 2
         var pause = Duration.milliseconds(5)
         while true {
+            try Task.checkCancellation()   // an abandoned load neither claims nor loads
             switch await shared.claimLoad(of: key, for: lease) {
             case .granted(let token):
-                // A holder may have sent its value and released its claim just before this
-                // one was granted: read once more before loading.
-                if let value = try await valueLoadedElsewhere(key, as: T.self, shared) {
-                    shared.releaseWhenSent(key, token: token)
-                    return .loadedElsewhere(value)
-                }
-                do { return .loadedHere(try await loader(), claim: token) } catch {
-                    shared.releaseWhenSent(key, token: token)   // the waiters claim and load
-                    throw error
-                }
+                return try await loadHoldingClaim(token, key, replacing: freshUntil, shared, loader)
             case .unavailable:
                 return .loadedHere(try await loader(), claim: nil)
             case .heldElsewhere:
-                try Task.checkCancellation()   // an abandoned load runs no loader
                 if ContinuousClock.now >= giveUp { return .loadedHere(try await loader(), claim: nil) }
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(100))
-                if let value = try await valueLoadedElsewhere(key, as: T.self, shared) { return .loadedElsewhere(value) }
+                if let value = await valueLoadedElsewhere(key, as: T.self, replacing: freshUntil, shared) { return .loadedElsewhere(value) }
             }
         }
     }
 
-    /// A fresh value of `key` in the shared tier (kept as a local copy), counted as a load
-    /// another node ran.
-    private func valueLoadedElsewhere<T: Codable & Sendable>(_ key: String, as type: T.Type, _ shared: SharedTierLink) async throws -> T? {
+    /// With the claim `token` held: the value another node sent just before this claim was
+    /// granted, else `loader`'s. The claim is released here unless the caller gets it back
+    /// with a value to store.
+    private func loadHoldingClaim<T: Codable & Sendable>(_ token: UInt64, _ key: String, replacing freshUntil: Int64, _ shared: SharedTierLink,
+                                                         _ loader: @Sendable () async throws -> T) async throws -> SharedLoad<T> {
+        do {
+            try Task.checkCancellation()
+            // A holder may have sent its value and released its claim just before this one
+            // was granted: read once more before loading.
+            if let value = await valueLoadedElsewhere(key, as: T.self, replacing: freshUntil, shared) {
+                shared.releaseWhenSent(key, token: token)
+                return .loadedElsewhere(value)
+            }
+            return .loadedHere(try await loader(), claim: token)
+        } catch {
+            shared.releaseWhenSent(key, token: token)   // the waiters claim and load
+            throw error
+        }
+    }
+
+    /// A fresh value of `key` in the shared tier, fresh for longer than `freshUntil` (a plain
+    /// value only when nothing is replaced), kept as a local copy and counted as a load another
+    /// node ran; nil otherwise, and when it cannot be read or decoded (this node then loads).
+    private func valueLoadedElsewhere<T: Codable & Sendable>(_ key: String, as type: T.Type, replacing freshUntil: Int64,
+                                                             _ shared: SharedTierLink) async -> T? {
         let now = options.disk.clock.now
-        guard let (value, _) = try await sharedCopy(forKey: key, as: T.self, { $0.freshUntil == 0 || now < $0.freshUntil }) else { return nil }
+        let usable: (SharedEntry) -> Bool = { $0.freshUntil == 0 ? freshUntil == 0 : $0.freshUntil > max(now, freshUntil) }
+        guard let found = try? await sharedCopy(forKey: key, as: T.self, usable) else { return nil }
         shared.noteLoadFromOtherNode()
-        return value
+        return found.value
     }
 
     /// Releases a claim once the value stored under it is sent.

@@ -87,8 +87,9 @@ final class SharedOutbox: Sendable {
         if start { Task.detached(executorPreference: executor) { await self.drain() } }
     }
 
-    /// Runs `action` once no change of `key` queued so far waits (sent or refused), at once
-    /// when none does. Never after ``close()``.
+    /// Runs `action` once no change of `key` waits (sent or refused): at once when none does,
+    /// else when the last one waiting goes (changes of `key` queued meanwhile postpone it).
+    /// Never after ``close()``.
     func whenSent(_ key: String, _ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { s -> Bool in
             guard s.keys[key] != nil else { return !s.closed }

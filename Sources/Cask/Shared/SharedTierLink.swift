@@ -26,10 +26,13 @@ final class SharedTierLink: Sendable {
     /// would leave stale.
     private let isLive = Atomic<Bool>(false)
     private let counters = SharedTierCounters()
-    /// Where the follower, the outbox's sender and reads run: off Swift's pool (see
-    /// ``SharedTierExecutor``), reads apart so that applying a broad removal does not delay them.
+    /// Where the outbox's sender (and claims' releases) and the follower run: off Swift's
+    /// pool (see ``SharedTierExecutor``), on two queues, so that a slow `fdatasync` of the
+    /// outbox's journal does not hold up the following. Reads and claims run on the caller's
+    /// task: it waits for them anyway, the deadline's timer is not on the pool, and a hop to a
+    /// queue and back cost a read-through about 70 µs (`tools/bench-shared-tier.sh`).
     private let background: SharedTierExecutor
-    private let readExecutor = SharedTierExecutor(label: "cask.shared-tier.reads")
+    private let following = SharedTierExecutor(label: "cask.shared-tier.follower")
 
     /// Opens the link; its outbox's journal lives in `directory` (the cache's folder).
     init(tier: any SharedTier, options: CacheOptions, directory: String) throws(CaskError) {
@@ -42,7 +45,7 @@ final class SharedTierLink: Sendable {
         // A send is in the background: it may take 20 times a read's timeout (at least 5 s,
         // at most a minute) before it is given up and retried, so a large value still gets through.
         let timeout = min(max(options.sharedTierTimeout * 20, .seconds(5)), .seconds(60))
-        let clock = options.disk.clock, counters = counters, background = SharedTierExecutor(label: "cask.shared-tier")
+        let clock = options.disk.clock, counters = counters, background = SharedTierExecutor(label: "cask.shared-tier.outbox")
         self.background = background
         let journal = options.disk.isReadOnly ? nil : try OutboxJournal(directory: directory, options: options.disk)
         self.outbox = try SharedOutbox(journal: journal, retryDelay: options.sharedTierRetryDelay, executor: background, send: { change in
@@ -105,7 +108,7 @@ final class SharedTierLink: Sendable {
         let mark = noticesApplied.load(ordering: .acquiring)
         let tier = self.tier
         do {
-            guard let found = try await withDeadline(timeout, on: readExecutor, { try await tier.entry(forKey: key) }) else {
+            guard let found = try await withDeadline(timeout, { try await tier.entry(forKey: key) }) else {
                 counters.misses.add(1, ordering: .relaxed)
                 return nil
             }
@@ -137,7 +140,7 @@ final class SharedTierLink: Sendable {
         guard isLive.load(ordering: .acquiring), breaker.allows(at: clock.now) else { return .unavailable }
         let tier = self.tier
         do {
-            let token = try await withDeadline(timeout, on: readExecutor) { try await tier.claimLoad(of: key, for: lease) }
+            let token = try await withDeadline(timeout) { try await tier.claimLoad(of: key, for: lease) }
             breaker.noteSuccess()
             return token.map(LoadClaim.granted) ?? .heldElsewhere
         } catch {
@@ -171,7 +174,7 @@ final class SharedTierLink: Sendable {
     /// Starts following the tier's changes: `apply` gets each notice of a change another node
     /// made, and every ``SharedNotice/historyLost(cursor:)``, in order, on one task.
     func follow(applying apply: @escaping @Sendable (SharedNotice) async -> Void) {
-        let task = Task.detached(executorPreference: background) { [self] in
+        let task = Task.detached(executorPreference: following) { [self] in
             for await notice in tier.changes(after: cursor.withLock { $0 }) {
                 switch notice {
                 case .live(let c):

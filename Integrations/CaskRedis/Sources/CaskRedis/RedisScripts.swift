@@ -76,13 +76,20 @@ enum RedisScripts {
     return {h[1], h[2], h[3], h[4], h[5]}
     """
 
-    /// KEYS: claim, token counter. ARGV: lease ms. Answers a new token (the counter, which
-    /// only grows) when no claim with a lease is held, else 0. A key there without a time to
-    /// live is not a claim Cask made: it is replaced.
+    /// KEYS: claim, token counter. ARGV: lease ms, the caller's clock in µs. Answers a new
+    /// token when no claim with a lease is held, else 0. The token is the counter + 1, and at
+    /// least the caller's clock, so tokens grow even after Redis lost the counter (a restart
+    /// empty, a flush); a counter that is not a number from 1 to 2^53 is replaced. A claim key
+    /// there without a time to live is not a claim Cask made: it is replaced.
     static let claimLoad = """
     if redis.call('PTTL', KEYS[1]) > 0 then return 0 end
-    local t = redis.call('INCR', KEYS[2])
-    redis.call('SET', KEYS[1], t, 'PX', ARGV[1])
+    local t = nil
+    if redis.call('TYPE', KEYS[2]).ok == 'string' then t = tonumber(redis.call('GET', KEYS[2])) end
+    local now = tonumber(ARGV[2])
+    if not t or t < 1 or t >= 9007199254740992 then t = now else t = math.max(t + 1, now) end
+    local text = string.format('%.0f', t)
+    redis.call('SET', KEYS[2], text)
+    redis.call('SET', KEYS[1], text, 'PX', ARGV[1])
     return t
     """
 

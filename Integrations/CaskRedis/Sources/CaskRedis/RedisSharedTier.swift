@@ -82,16 +82,21 @@ public final class RedisSharedTier: SharedTier {
     public func changes(after cursor: String?) -> AsyncStream<SharedNotice> {
         let (stream, continuation) = AsyncStream<SharedNotice>.makeStream(bufferingPolicy: .unbounded)
         let follower = RedisFollower(configuration: configuration, names: names, continuation: continuation)
-        let task = Task { await follower.run(after: cursor) }
+        // Off Swift's pool (a queue of its own), as the cache's own following is: a pool
+        // whose threads the app holds does not stall the reads of the history.
+        let task = Task.detached(executorPreference: SharedTierExecutor(label: "cask.redis.follower")) { await follower.run(after: cursor) }
         continuation.onTermination = { _ in task.cancel(); follower.close() }
         return stream
     }
 
-    /// Claims `key`'s load with `SET … PX` (lease in ms, 1 ms to a day) under a token from
-    /// `INCR`; nil while a claim is held. See format-spec.md.
+    /// Claims `key`'s load with `SET … PX` (lease in ms, 1 ms to a day) under a token that
+    /// grows (a counter, at least this machine's clock in µs); nil while a claim is held. See
+    /// format-spec.md.
     public func claimLoad(of key: String, for lease: Duration) async throws -> UInt64? {
         let ms = max(1, min(lease.components.seconds, 86_400) * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
-        let reply = try await eval(RedisScripts.claimLoad, keys: [names.claim(key), names.claimTokens], arguments: [Array("\(ms)".utf8)])
+        let now = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let reply = try await eval(RedisScripts.claimLoad, keys: [names.claim(key), names.claimTokens],
+                                   arguments: [Array("\(ms)".utf8), Array("\(now)".utf8)])
         guard case .integer(let token) = reply else { throw RedisClientError.server("unexpected reply to a claim: \(reply)") }
         return token > 0 ? UInt64(token) : nil
     }

@@ -54,7 +54,14 @@ import Cask
         let third = try #require(try await tier.claimLoad(of: "k", for: .seconds(10)), "the lease ended the claim")
         try await tier.releaseLoad(of: "k", token: second)                   // the late holder
         #expect(try await tier.claimLoad(of: "k", for: .seconds(10)) == nil, "a late holder cannot release a later claim")
-        _ = third
+        try server.cli("DEL", "cask:load-tokens")                           // the counter lost (a restart empty)
+        let fourth = try #require(try await tier.claimLoad(of: "other", for: .seconds(10)))
+        #expect(fourth > third, "tokens grow even after the counter is lost")
+        for foreign in ["abc", "-5", "0", "1e300"] {                      // a counter that is not one
+            try server.cli("SET", "cask:load-tokens", foreign)
+            let token = try #require(try await tier.claimLoad(of: "f-\(foreign)", for: .seconds(10)), "counter \(foreign)")
+            #expect(token > fourth)
+        }
         try server.cli("SET", "cask:load:foreign", "not a claim")           // no time to live
         #expect(try await tier.claimLoad(of: "foreign", for: .seconds(10)) != nil, "a foreign key is replaced")
         try server.cli("HSET", "cask:load:hash", "f", "v")
