@@ -8,6 +8,10 @@ import CaskTesting
 /// without one; without a lease, or with the tier down, every node loads for itself.
 @Suite struct SharedLoadTests {
     static let entry = CacheEntryOptions(timeToLive: .seconds(60))
+    /// The nodes' lease: ten minutes, longer than the suite runs, so that a holder whose task
+    /// the busy pool holds up does not lose its claim (the dead-holder tests take short claims
+    /// of their own).
+    static let lease = Duration.seconds(600)
 
     /// Three nodes on one tier, each with a lease (`nil`: none).
     static func cluster(_ dir: TemporaryDirectory, _ tier: InMemorySharedTier, lease: Duration?) async throws -> [CaskCache] {
@@ -37,7 +41,7 @@ import CaskTesting
     @Test func oneNodeLoadsAndTheOthersGetItsValue() async throws {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
         let runs = Counter()
         let values = try await Self.loadEverywhere(nodes, "user:1", runs: runs)
         #expect(runs.value == 1, "one load across three nodes")
@@ -67,7 +71,7 @@ import CaskTesting
     @Test func aDeadHoldersClaimEndsWithItsLease() async throws {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
         #expect(try await tier.claimLoad(of: "user:1", for: .milliseconds(400)) != nil)
         let runs = Counter()
         let started = ContinuousClock.now
@@ -83,7 +87,7 @@ import CaskTesting
     @Test func aFailedLoadLetsAWaiterLoad() async throws {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
         struct Upstream: Error {}
         let holderStarted = Counter()
         let holder = Task {
@@ -106,7 +110,7 @@ import CaskTesting
     @Test func anOutageLoadsLocally() async throws {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
         tier.isDown = true
         let runs = Counter()
         let values = try await Self.loadEverywhere(nodes, "k", runs: runs, loadTime: Duration.zero)
@@ -120,7 +124,7 @@ import CaskTesting
     @Test func refreshesStillLoad() async throws {
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
-        let nodes = try await Self.cluster(dir, tier, lease: .seconds(30))
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
         let eager = CacheEntryOptions(timeToLive: .seconds(2), staleWindow: .seconds(60), eagerRefresh: 0.25)
         #expect(try await nodes[0].value(forKey: "k", as: String.self, options: eager) { "v1" } == "v1")
         #expect(await SharedTierTests.settle(nodes, tier))
@@ -131,6 +135,22 @@ import CaskTesting
         try await Task.sleep(for: .milliseconds(2_100))                         // stale now
         let stale = CacheEntryOptions(timeToLive: .seconds(2), staleWindow: .seconds(60), softTimeout: .seconds(60))
         #expect(try await nodes[1].value(forKey: "k", as: String.self, options: stale) { "v3" } == "v3", "the stale value was refreshed")
+        for node in nodes { try await node.close() }
+    }
+
+    /// A release that fails (the tier down) is retried, so an outage leaves no claim behind to
+    /// hold up the key's loads for the whole lease.
+    @Test func aFailedReleaseIsRetried() async throws {
+        let dir = try TemporaryDirectory()
+        let tier = InMemorySharedTier()
+        let nodes = try await Self.cluster(dir, tier, lease: Self.lease)
+        let token = try #require(try await tier.claimLoad(of: "k", for: Self.lease))
+        tier.isDown = true
+        try #require(nodes[0].shared).releaseWhenSent("k", token: token)   // fails: the tier is down
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(tier.isLoadClaimed("k"))
+        tier.isDown = false
+        #expect(await eventually(within: 120) { !tier.isLoadClaimed("k") }, "the release was retried")
         for node in nodes { try await node.close() }
     }
 }

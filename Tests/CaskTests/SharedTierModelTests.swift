@@ -65,7 +65,7 @@ import CaskTesting
         let dir = try TemporaryDirectory()
         let tier = InMemorySharedTier()
         let nodes = try (0..<3).map {
-            try SharedTierTests.node(dir, "n\($0)", tier: tier, id: UInt32($0 + 1), retry: .milliseconds(1), loadLease: .seconds(30))
+            try SharedTierTests.node(dir, "n\($0)", tier: tier, id: UInt32($0 + 1), retry: .milliseconds(1), loadLease: SharedLoadTests.lease)
         }
         defer { for n in nodes { try? n.close() } }
         var model: [String: (value: String, tag: String?)] = [:]

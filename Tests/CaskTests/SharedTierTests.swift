@@ -6,11 +6,12 @@ import CaskTesting
 /// Nodes (caches in their own folders) sharing one ``InMemorySharedTier``: read-through,
 /// coherence of local copies, removals by key, prefix and tag, outages, versions.
 @Suite struct SharedTierTests {
-    /// A node of a test cluster. The timeout is long by default: under the whole suite's load
-    /// Swift's pool can be busy for seconds, and a call past its timeout counts as a failure
-    /// (the tests of timeouts pass a short one).
+    /// A node of a test cluster. The timeout is ten minutes by default: under the whole suite's
+    /// load Swift's pool can be busy for tens of seconds (a read's task waits that long while
+    /// the deadline's Dispatch timer runs), and a call past its timeout is an outage, after which
+    /// a read misses and a load runs without a claim (the tests of timeouts pass a short one).
     static func node(_ dir: TemporaryDirectory, _ name: String, tier: any SharedTier, id: UInt32,
-                     timeout: Duration = .seconds(30), retry: Duration = .milliseconds(20),
+                     timeout: Duration = .seconds(600), retry: Duration = .milliseconds(20),
                      loadLease: Duration? = nil) throws -> CaskCache {
         var o = CacheOptions()
         o.disk = options()

@@ -10,6 +10,8 @@ final class SharedTierLink: Sendable {
     let tier: any SharedTier
     let node: UInt32
     private let timeout: Duration
+    /// ``CacheOptions/sharedTierRetryDelay`` and ``CacheOptions/sharedTierLoadLease``.
+    private let retryDelay: Duration, loadLease: Duration
     private let clock: WallClock
     private let breaker: CircuitBreaker
     private let outbox: SharedOutbox
@@ -39,6 +41,8 @@ final class SharedTierLink: Sendable {
         self.tier = tier
         self.node = options.sharedTierNode
         self.timeout = options.sharedTierTimeout
+        self.retryDelay = options.sharedTierRetryDelay
+        self.loadLease = options.sharedTierLoadLease ?? .zero
         self.clock = options.disk.clock
         let breaker = CircuitBreaker(openFor: options.sharedTierRetryDelay)
         self.breaker = breaker
@@ -150,14 +154,21 @@ final class SharedTierLink: Sendable {
         }
     }
 
-    /// Releases the claim `token` of `key` once every change of `key` queued so far is sent
-    /// (so the nodes that waited find the value), or at once if none waits. A failed release
-    /// leaves the claim to its lease.
+    /// Releases the claim `token` of `key` once no change of `key` waits to be sent (so the
+    /// nodes that waited find the value), or at once if none waits. A failed release is
+    /// retried (the retry delay doubling to 32 ×, with jitter) until the lease has passed since
+    /// now: a claim left behind by an outage would hold up every load of the key for the lease.
     func releaseWhenSent(_ key: String, token: UInt64) {
         let tier = self.tier, timeout = self.timeout, executor = background
+        let retryDelay = self.retryDelay, until = ContinuousClock.now + loadLease
         outbox.whenSent(key) {
             Task.detached(executorPreference: executor) {
-                _ = try? await withDeadline(timeout, on: executor) { try await tier.releaseLoad(of: key, token: token) }
+                var failures = 0
+                while (try? await withDeadline(timeout, on: executor) { try await tier.releaseLoad(of: key, token: token) }) == nil,
+                      ContinuousClock.now < until {
+                    failures += 1
+                    try? await Task.sleep(for: retryDelay * (Double(1 << min(failures - 1, 5)) * Double.random(in: 0.5...1.0)))
+                }
             }
         }
     }
