@@ -57,22 +57,13 @@ import Testing
         defer { withExtendedLifetime(folder) {} }
         let tier = InMemorySharedTier()
         func node(_ name: String, _ id: UInt32) throws -> CaskCache {
-            var o = CacheOptions()
-            o.sharedTier = tier
-            o.sharedTierNode = id
-            o.sharedTierTimeout = .seconds(30)
-            return try CaskCache(directory: folder.path + "/" + name, options: o)
+            try CaskCache(directory: folder.path + "/" + name, options: sharedTierOptions(tier, node: id))
         }
         let a = try node("a", 1), b = try node("b", 2)
         let factory = TestMetrics()
         let metrics = CaskMetrics(cache: b, dimensions: [("cache", "test")], factory: factory)
-        func settled() -> Bool {
-            a.sharedTierStatistics?.changesWaiting == 0 && b.sharedTierStatistics?.isFollowing == true
-                && a.sharedTierStatistics?.changesSent == 1
-        }
         try await a.setValue("v", forKey: "k")
-        var polls = 0
-        while !settled(), polls < 24_000 { polls += 1; try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await sharedTierSettled([a, b]) && a.sharedTierStatistics?.changesSent == 1)
         #expect(try await b.value(String.self, forKey: "k") == "v")        // through the tier
         #expect(try await b.value(String.self, forKey: "absent") == nil)   // missed there too
         metrics.report()
@@ -89,8 +80,7 @@ import Testing
         #expect(try gauge(factory, "cask_shared_tier_changes_waiting") == Double(b.sharedTierStatistics?.changesWaiting ?? -1))
         #expect(try gauge(factory, "cask_shared_tier_changes_waiting") ?? 0 >= 1)
         tier.isDown = false
-        polls = 0
-        while b.sharedTierStatistics?.changesWaiting != 0, polls < 24_000 { polls += 1; try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await pollsUntil { b.sharedTierStatistics?.changesWaiting == 0 })
         metrics.report()
         #expect(try counter(factory, "cask_shared_tier_changes_sent_total") == 1)
         #expect(try gauge(factory, "cask_shared_tier_changes_waiting") == 0)
