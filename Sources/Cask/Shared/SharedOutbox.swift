@@ -145,8 +145,7 @@ final class SharedOutbox: Sendable {
             } catch {
                 onResult(false)
                 failures += 1
-                let factor = Double(1 << min(failures - 1, 5)) * Double.random(in: 0.5...1.0)
-                try? await Task.sleep(for: retryDelay * factor)
+                try? await Task.sleep(for: Self.backoff(retryDelay, afterFailures: failures))
             }
         }
     }
@@ -164,5 +163,12 @@ final class SharedOutbox: Sendable {
             s.broad += n
         }
         return []
+    }
+
+    /// The pause before retrying after `failures` failures in a row (at least 1): `base`
+    /// doubling to 32 ×, times a random factor from 0.5 to 1 (jitter), so that nodes that
+    /// failed together do not retry together.
+    static func backoff(_ base: Duration, afterFailures failures: Int) -> Duration {
+        base * (Double(1 << min(max(failures, 1) - 1, 5)) * Double.random(in: 0.5...1.0))
     }
 }

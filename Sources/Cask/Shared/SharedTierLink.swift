@@ -167,7 +167,7 @@ final class SharedTierLink: Sendable {
                 while (try? await withDeadline(timeout, on: executor) { try await tier.releaseLoad(of: key, token: token) }) == nil,
                       ContinuousClock.now < until {
                     failures += 1
-                    try? await Task.sleep(for: retryDelay * (Double(1 << min(failures - 1, 5)) * Double.random(in: 0.5...1.0)))
+                    try? await Task.sleep(for: SharedOutbox.backoff(retryDelay, afterFailures: failures))
                 }
             }
         }
