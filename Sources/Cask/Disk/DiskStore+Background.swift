@@ -10,13 +10,6 @@ struct ActiveSegmentMark: Sendable, Equatable {
     var seen: UInt64
 }
 
-/// A handoff the flush thread claimed, with the file it goes to.
-struct ClaimedWrite: @unchecked Sendable {
-    let handoff: Handoff
-    let handle: CaskFileHandle
-    let fs: any CaskFileSystem
-}
-
 /// The background threads' work: the flush deadline, interval syncs, and the compaction
 /// thread's look at the active segment.
 extension DiskStore {
@@ -44,18 +37,11 @@ extension DiskStore {
         if jobs.contains(.compact) && !jobs.contains(.compactOnWritePath) { compactor?.wake() }
     }
 
-    /// What of the active segment waits: records in the write buffer (`unflushed`, for the
-    /// flush deadline) and records not yet `fdatasync`ed (`unsynced`, written or buffered, for
-    /// an interval sync). Nil once the store is closed.
-    var waitingRecords: (unflushed: Bool, unsynced: Bool)? {
-        state.withLock { s in s.isClosed ? nil : (s.writer.size > s.writer.flushedSize, s.writer.size > s.writer.syncedSize) }
-    }
-
     /// Whether records wait in the write buffer for the flush deadline.
-    var hasUnflushedRecords: Bool { waitingRecords?.unflushed ?? false }
+    var hasUnflushedRecords: Bool { state.gauges().hasUnflushedRecords }
 
     /// Whether records wait for an interval sync (written or buffered, not yet `fdatasync`ed).
-    var hasUnsyncedRecords: Bool { waitingRecords?.unsynced ?? false }
+    var hasUnsyncedRecords: Bool { state.gauges().hasUnsyncedRecords }
 
     /// Whether the compaction thread must look at its next interval: some item can expire or
     /// age out, a sealed segment gained dead bytes since it last looked, or the active segment
@@ -70,101 +56,53 @@ extension DiskStore {
     }
 
     /// Called by the flush thread: hands an old write buffer to the OS (never syncs: that is the
-    /// sync thread's, at most once per interval). Arms the compaction thread when the active
-    /// segment became worth sealing. Returns false once the store is closed.
+    /// sync thread's, at most once per interval), prepares the next segment and the index's next
+    /// slot table, and seals the active segment when it is nearly full. Arms the compaction
+    /// thread when the active segment became worth sealing. Returns false once the store is closed.
     func backgroundTick() -> Bool {
-        let (open, worthSealing, seal, claimed, due, prepare) = state.withLock { s -> (Bool, Bool, Bool, ClaimedWrite?, (file: SegmentFile, range: Range<Int64>)?, Bool) in
-            guard !s.isClosed else { return (false, false, false, nil, nil, false) }
-            // The hint writer syncs a sealed segment (``writeHints(_:)``): once it has, the gate
-            // opens here, and what waited behind it is written below.
-            s.tail.openGateIfDurable()
-            // The buffer is handed off and written outside the lock. While the buffer writer is
-            // writing an earlier handoff, nothing waits for it under the lock: the deadline
-            // flush comes again. After a failed write, the flush here cuts it off and retries.
-            var claimed: ClaimedWrite?
-            if s.writer.isGated {
-                // Nothing of the active segment is written before the sealed one is durable:
-                // the flush thread opens the gate (``sealInBackground()``).
-            } else if let h = s.tail.claimHandoff() {
-                claimed = ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs)
-            } else if s.writer.handoff == nil || s.writer.needsTruncate {
-                do throws(CaskError) { try s.flush() } catch {
-                    s.stats.backgroundFailures += 1
-                    options.logger.warning("background flush failed: \(error)")
-                }
-            }
-            return (true, s.activeIsWorthSealing, s.work.rolloverRequested, claimed, s.tail.takeWritebackDue(), s.wantsPreparedSegment)
-        }
-        requestWriteback(due)
-        if let claimed { writeOutsideLock(claimed) }
-        if worthSealing { schedule(.lookForCompaction) }
-        if seal { sealInBackground() } else if prepare { prepareReporting() }
-        prepareIndexTable()
-        return open
-    }
-
-    /// Makes the index's next slot table outside the lock when a growth is near: zeroing it
-    /// (16 MB at a million keys) took 6 ms of the put that grew the index.
-    /// A prepared table the index gave back (it stopped growing) is freed here, outside the lock.
-    private func prepareIndexTable() {
-        let tick = state.withLock { s -> (wanted: Int?, released: [UInt64]?) in s.isClosed ? (nil, nil) : s.keys.slotTablePreparationTick() }
-        withExtendedLifetime(tick.released) {}   // the last reference: freed now
-        guard let size = tick.wanted else { return }
-        let table = [UInt64](repeating: 0, count: size)
-        state.withLock { $0.keys.adoptPreparedSlotTable(table) }
+        guard let step = runFlushStep(.flushThread) else { return false }
+        if step.worthSealing { schedule(.lookForCompaction) }
+        if step.canSeal { sealInBackground() }
+        return true
     }
 
     /// Called by the buffer writer thread when a put handed off a full buffer: writes it outside
-    /// the lock. Returns false once the store is closed.
-    /// Also makes a writeback request a put noted (``SegmentWriter/startWritebackOfFlushedBytes()``).
+    /// the lock, and makes a writeback request a put noted
+    /// (``SegmentWriter/startWritebackOfFlushedBytes()``). Returns false once the store is closed.
     func writeHandedOffBuffer() -> Bool {
-        let claimed = state.withLock { s -> (open: Bool, write: ClaimedWrite?, due: (file: SegmentFile, range: Range<Int64>)?) in
-            guard !s.isClosed else { return (false, nil, nil) }
-            let due = s.tail.takeWritebackDue()
-            guard s.writer.hasPendingHandoff, let h = s.tail.claimHandoff() else { return (true, nil, due) }
-            return (true, ClaimedWrite(handoff: h, handle: s.writer.file.handle, fs: s.writer.fs), due)
-        }
-        requestWriteback(claimed.due)
-        if let write = claimed.write { writeOutsideLock(write) }
-        return claimed.open
+        runFlushStep(.bufferWriter) != nil
     }
 
-    /// Writes a claimed handoff outside the lock, then records the outcome under it. A failed
-    /// write is counted and logged; the next flush under the lock cuts it off and writes again.
-    private func writeOutsideLock(_ w: ClaimedWrite) {
-        w.handoff.write(to: w.handle, fs: w.fs)
-        let due = state.withLock { s in
-            s.tail.finishHandoff(w.handoff)
-            if let error = w.handoff.error {
-                s.stats.backgroundFailures += 1
-                options.logger.warning("background write failed: \(error)")
-            }
-            return s.tail.takeWritebackDue()
+    /// One ``FlushStep``: planned under the lock, its I/O done without it, applied under the lock;
+    /// failures logged after. Nil once the store is closed.
+    private func runFlushStep(_ role: FlushStep.Role) -> FlushStep? {
+        guard var step = state.withLock({ $0.planFlushStep(role) }) else { return nil }
+        if let error = step.flushFailure { options.logger.warning("background flush failed: \(error)") }
+        step.perform(directory: directory, options: options)
+        let result = state.withLock { $0.applyFlushStep(step) }
+        if let due = result.writeback {
+            due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count))
         }
-        requestWriteback(due)
-    }
-
-    /// Asks the OS to start writing flushed bytes back (``SegmentWriter/startWritebackOfFlushedBytes()``),
-    /// outside the lock: the request can wait for the device's queue.
-    func requestWriteback(_ due: (file: SegmentFile, range: Range<Int64>)?) {
-        guard let due else { return }
-        due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count))
+        if let late = result.lateSegment {
+            // Harmless `try?`: a segment file with only a header, which the next open removes.
+            try? options.fileSystem.remove(late.path)   // its descriptor closes with `late`
+        }
+        for (what, error) in result.failures { options.logger.warning("\(what): \(error)") }
+        return step
     }
 
     /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"),
-    /// with no `fdatasync` under the lock or on this thread: the next segment is created outside
-    /// the lock (unless it was already, ``prepareNextSegment()``) and the buffered records
-    /// written; in one slice of the lock the next segment becomes active behind a shut gate.
-    /// The hint writer then syncs the sealed segment before writing its hint, and the next tick
-    /// opens the gate (and, once the new segment is half full, prepares the one after it). Where the gate cannot be used
-    /// (writes wait for a sync), the slice seals with a sync as ``StoreState/rollover()`` does.
-    /// A failure is counted and logged; the write that fills the segment then seals it itself. A
-    /// failed sync of the sealed segment keeps the gate shut: every later write that needs it
-    /// throws that error, until the store is reopened.
+    /// with no `fdatasync` under the lock or on this thread: the flush step before it created
+    /// the next segment outside the lock (unless it was already) and wrote the buffered records;
+    /// in one slice of the lock the next segment becomes active behind a shut gate. The hint
+    /// writer then syncs the sealed segment before writing its hint, and the next tick opens the
+    /// gate (and, once the new segment is half full, prepares the one after it). Where the gate
+    /// cannot be used (writes wait for a sync), the slice seals with a sync as
+    /// ``StoreState/rollover()`` does. A failure is counted and logged; the write that fills the
+    /// segment then seals it itself. A failed sync of the sealed segment keeps the gate shut:
+    /// every later write that needs it throws that error, until the store is reopened.
     private func sealInBackground() {
         do throws(CaskError) {
-            try prepareNextSegment()
-            writeBufferOutsideLock()   // what the switch writes under the lock is then short
             let deferred = try state.withSlice { s throws(CaskError) -> StoreState.Deferred in
                 guard !s.isClosed, s.work.rolloverRequested else { return StoreState.Deferred() }
                 if try s.rolloverBehindGate() == nil { try s.rollover() }
@@ -176,42 +114,15 @@ extension DiskStore {
         }
     }
 
-    /// ``prepareNextSegment()``, a failure counted and logged (the rollover then creates the
-    /// segment itself).
-    private func prepareReporting() {
-        do throws(CaskError) { try prepareNextSegment() } catch {
-            state.noteBackgroundFailure("could not prepare the next segment", error)
-        }
-    }
-
-    /// Hands the active segment's buffered records to the OS outside the lock (nothing when the
-    /// buffer writer thread is writing a handoff already, or the gate is shut).
-    private func writeBufferOutsideLock() {
-        let claimed = state.withLock { s in
-            s.tail.claimHandoff().map { ClaimedWrite(handoff: $0, handle: s.writer.file.handle, fs: s.writer.fs) }
-        }
-        if let claimed { writeOutsideLock(claimed) }
-    }
-
-    /// Creates the next log segment outside the lock, durable with its directory entry, and
-    /// keeps it for the rollover (``StoreState/reserveNextSegment()``). One that came too late
-    /// (a write sealed the segment first) is removed again.
-    func prepareNextSegment() throws(CaskError) {
-        let reserved = state.withLock { s in s.reserveNextSegment().map { ($0, s.writer.id) } }
-        guard let (header, follows) = reserved else { return }
-        let file = try StoreFiles.createSegment(header, in: directory, fs: options.fileSystem, mapLength: options.segmentSize)
-        if state.withLock({ $0.adoptPrepared(file, header: header, follows: follows) }) { return }
-        try options.fileSystem.remove(file.path)   // its descriptor closes with `file`
-    }
-
     /// Called by the sync thread of `.interval(d)`, at least `d` after its previous run: flushes
     /// and `fdatasync`s the active segment when it holds unsynced records. Returns false once the
     /// store is closed.
     /// The `fdatasync` runs outside the store's lock (``StoreStateLock/syncActiveOutsideLock()``):
     /// a second of writes can take milliseconds to sync, and no put waits for it.
     func backgroundSync() -> Bool {
-        guard let waiting = waitingRecords else { return false }
-        guard waiting.unsynced else { return true }
+        let gauges = state.gauges()
+        guard !gauges.isClosed else { return false }
+        guard gauges.hasUnsyncedRecords else { return true }
         do throws(CaskError) { try state.syncActiveOutsideLock() } catch {
             if error == .closed { return false }
             state.noteBackgroundFailure("background sync failed", error)

@@ -12,16 +12,21 @@ extension DiskStore {
     /// waited for it. A tombstone that cannot be written leaves the item in the index, where
     /// reads find it gone; the next sweep tries again.
     func sweepExpiredItems(force: Bool, now: Int64) {
-        let due = state.withLock { s in
-            (s.expiringCount > 0 || s.ageLimitMilliseconds > 0) && (force || now - s.work.lastExpirySweep >= 1000)
-        }
-        guard due else { return }
+        guard state.withLock({ $0.startExpirySweep(now: now, force: force) }) else { return }
         walkIndexBackwards(background: true) { s, range in s.evictGone(in: range, now: now) }
-        state.withLock { $0.work.noteExpirySweep(at: now) }
     }
 }
 
 extension StoreState {
+    /// Whether the expiry sweep is due at `now` (some item can expire or age out, and the last
+    /// sweep is a second old or `force`); if so, notes that it runs now.
+    mutating func startExpirySweep(now: Int64, force: Bool) -> Bool {
+        guard !isClosed, expiringCount > 0 || ageLimitMilliseconds > 0,
+              force || now - work.lastExpirySweep >= 1000 else { return false }
+        work.noteExpirySweep(at: now)
+        return true
+    }
+
     /// Evicts the expired or aged-out items among the entries numbered in `range` (every one
     /// of them is checked before any is evicted: an eviction moves the last entry, already
     /// walked, into its place).

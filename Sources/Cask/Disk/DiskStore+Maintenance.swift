@@ -32,7 +32,7 @@ extension DiskStore {
     /// whole run; otherwise it runs one pass at a time itself. Stops when a pass reclaims
     /// nothing (nothing more can go) or the store closes.
     func relieveByteLimitPressure() throws(CaskError) {
-        while state.withLock({ !$0.isClosed && $0.isOverHardLimit }) {
+        while state.gauges().isOverHardLimit {
             if compacting.load(ordering: .relaxed) {
                 usleep(200)
                 continue
@@ -51,7 +51,6 @@ extension DiskStore {
         return try compactionLock.withLock { _ throws(CaskError) -> CompactionReport in
             compacting.store(true, ordering: .relaxed)
             defer { compacting.store(false, ordering: .relaxed) }
-            if force { try sealActiveSegmentIfDead() }
             var total = CompactionReport()
             let compactor = Compactor(state: state, directory: directory, options: options, lock: lock, cancellation: closing)
             var passes = 0
@@ -60,8 +59,13 @@ extension DiskStore {
                 let now = options.clock.now
                 sweepExpiredItems(force: force, now: now)
                 // `rotates`: the pass re-seals segments sealed under a previous key.
+                let sealsActive = force && passes == 0
                 let (plan, rotates, deferred) = try state.withLock { s throws(CaskError) -> (Compactor.Plan?, Bool, StoreState.Deferred) in
                     guard !s.isClosed else { throw .closed }
+                    // A forced run first seals an active segment that holds dead records, so
+                    // that its passes can reclaim them (``compact()``); one without garbage
+                    // writes nothing.
+                    if sealsActive && s.activeGarbageBytes > 0 { try s.rollover() }
                     let plan = Compactor.plan(&s, force: force, now: now)
                     let rotates = plan?.ids.contains { id in s.usage[id].map { s.options.needsReseal(segment: id, keyID: $0.keyID) } ?? false }
                     return (plan, rotates ?? false, s.takeBackgroundDeferred())
@@ -86,26 +90,10 @@ extension DiskStore {
                 // from segments without garbage, and each such pass leaves fewer of them.
                 if report.bytesReclaimed <= 0 && !rotates { break }
                 // Without pressure, one pass per call of the background thread is enough.
-                let underPressure = state.withLock { s in s.diskBudget.map { s.fileBytes > $0 } ?? false }
-                if !force && !underPressure { break }
+                if !force && !state.gauges().isOverDiskBudget { break }
             }
             return total
         }
-    }
-
-    /// Seals the active segment when it holds dead records, so that the pass that follows can
-    /// reclaim them (``compact()``). Nothing when it holds none: an explicit compaction of a
-    /// store without garbage writes nothing.
-    private func sealActiveSegmentIfDead() throws(CaskError) {
-        let deferred = try state.withLock { s throws(CaskError) -> StoreState.Deferred? in
-            guard !s.isClosed else { throw .closed }
-            guard s.activeGarbageBytes > 0 else { return nil }
-            try s.rollover()
-            var d = s.takeDeferred()
-            d.jobs.subtract([.compact, .compactOnWritePath])   // the caller compacts next
-            return d
-        }
-        if let deferred, !deferred.isEmpty { finish(deferred) }
     }
 
     /// The background thread's pass. Returns false once the store is closed.

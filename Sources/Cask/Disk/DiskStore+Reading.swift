@@ -219,43 +219,32 @@ extension DiskStore {
         // (Unicode normal forms) that the store keeps apart.
         var seen = Set<[UInt8]>()
         var keys: [String] = []
-        var cursor = Int.max
         var batch: [String] = []
-        while cursor > 0 {
-            batch.removeAll(keepingCapacity: true)
-            state.withSlice { s in
-                guard !s.isClosed else { cursor = 0; return }
-                cursor = min(cursor, s.index.count)
-                let low = max(0, cursor - Self.keysPerSlice)
-                let age = s.ageLimitMilliseconds
-                for n in low..<cursor {
-                    let entry = s.index.entry(at: n)
-                    if let now, StoreState.goneCause(entry, now: now, ageLimit: age) != nil { continue }
-                    batch.append(s.index.key(of: entry))
-                }
-                cursor = low
+        state.walkIndexBackwards(entriesPerStep: Self.keysPerSlice, { s, range in
+            let age = s.ageLimitMilliseconds
+            for n in range {
+                let entry = s.index.entry(at: n)
+                if let now, StoreState.goneCause(entry, now: now, ageLimit: age) != nil { continue }
+                batch.append(s.index.key(of: entry))
             }
+        }, endSlice: { _ in }, afterSlice: {
             for key in batch where seen.insert(Array(key.utf8)).inserted { keys.append(key) }   // outside the lock
-        }
+            batch.removeAll(keepingCapacity: true)
+        })
         return keys
     }
 
-    /// Entries ``keys()`` reads in one slice of the lock: each costs a lookup and a `String`.
+    /// Entries ``keys()`` reads in one step of a slice of the lock: each costs a lookup and a `String`.
     static let keysPerSlice = 1024
 
     /// The number of items in the index (expired items not yet noticed included). O(1).
-    public var count: Int { sizes.count }
+    public var count: Int { state.gauges().itemCount }
 
     /// Bytes of live records (headers and keys included).
-    public var liveBytes: Int { sizes.liveBytes }
+    public var liveBytes: Int { Int(state.gauges().liveBytes) }
 
     /// Bytes of all segment and hint files.
-    public var fileBytes: Int { sizes.fileBytes }
-
-    /// ``count``, ``liveBytes`` and ``fileBytes`` at one moment. O(1).
-    private var sizes: (count: Int, liveBytes: Int, fileBytes: Int) {
-        state.withLock { s in (s.index.count, Int(s.liveBytes), Int(s.fileBytes)) }
-    }
+    public var fileBytes: Int { Int(state.gauges().fileBytes) }
 
     /// Counters and sizes at this moment.
     public var statistics: StoreStatistics {

@@ -53,31 +53,14 @@ extension DiskStore {
     }
 
     /// Calls `step` on every entry number, in ranges of at most ``entriesPerRemovalStep`` from
-    /// the last entry to the first, in slices of the store's lock (writers waiting for it go
-    /// first); what each slice leaves for after the lock (events, hints) is done after it.
-    /// Backwards, so that `step` may remove entries in its range: the last entry fills a
-    /// removed one's hole, and it comes from the part already walked, or was installed since.
-    /// `background`: the caller is a background thread, which never compacts on the write
-    /// path's behalf.
+    /// the last entry to the first, in slices of the store's lock
+    /// (``StoreStateLock/walkIndexBackwards(entriesPerStep:_:endSlice:afterSlice:)``); what each
+    /// slice leaves for after the lock (events, hints) is done after it. `background`: the caller
+    /// is a background thread, which never compacts on the write path's behalf.
     func walkIndexBackwards(background: Bool = false, _ step: (inout StoreState, Range<Int>) -> Void) {
-        var cursor = Int.max
-        while cursor > 0 {
-            let deferred = state.withSlice { s -> StoreState.Deferred in
-                guard !s.isClosed else { cursor = 0; return StoreState.Deferred() }
-                cursor = min(cursor, s.index.count)
-                let deadline = SliceDeadline(budget: StoreStateLock.sliceBudgetNanoseconds)
-                var steps = 0
-                while cursor > 0 {
-                    let low = max(0, cursor - Self.entriesPerRemovalStep)
-                    step(&s, low..<cursor)
-                    cursor = low
-                    steps += 8   // a step of many entries: the deadline is read after each
-                    if deadline.isPast(after: steps) { break }
-                }
-                return background ? s.takeBackgroundDeferred() : s.takeDeferred()
-            }
-            if !background || !deferred.isEmpty { finish(deferred) }
-        }
+        state.walkIndexBackwards(entriesPerStep: Self.entriesPerRemovalStep, step,
+                                 endSlice: { s in background ? s.takeBackgroundDeferred() : s.takeDeferred() },
+                                 afterSlice: { deferred in if !background || !deferred.isEmpty { finish(deferred) } })
     }
 
     /// Entries a removal's walk checks between two readings of the clock.

@@ -218,7 +218,6 @@ public final class DiskStore: Sendable {
         if let handler = options.eventHandler { for e in d.events { handler(e) } }
         if d.delayNanoseconds > 0 { usleep(max(1, d.delayNanoseconds / 1000)) }
         if d.jobs.contains(.compactOnWritePath) {
-            state.withLock { $0.stats.compactionsOnTheWritePath += 1 }
             do throws(CaskError) { try relieveByteLimitPressure() } catch {
                 options.logger.warning("compaction under byte pressure failed: \(error)")
             }
@@ -272,13 +271,11 @@ public final class DiskStore: Sendable {
     // MARK: Durability and lifetime
 
     /// Writes buffered records and `fdatasync`s the active segment: everything put or removed
-    /// before this call survives a power loss once it returns.
+    /// before this call survives a power loss once it returns. The `fdatasync` runs without the
+    /// store's lock: reads and writes go on meanwhile.
     public func sync() throws(CaskError) {
         if options.isReadOnly { return }
-        try state.withLock { s throws(CaskError) in
-            guard !s.isClosed else { throw .closed }
-            try s.syncActive()
-        }
+        try state.syncActiveOutsideLock()
     }
 
     /// Throws ``CaskError/readOnly(path:)`` for a store opened with ``StoreOptions/isReadOnly``.
@@ -289,14 +286,7 @@ public final class DiskStore: Sendable {
     /// Syncs, writes the active segment's hint file (so the next open reads no segment), and
     /// releases the directory lock. Further calls throw ``CaskError/closed``; closing twice is allowed.
     public func close() throws(CaskError) {
-        if options.isReadOnly {
-            state.withLock { s in
-                s.tail.close()
-                s.keys.removeAll()
-                s.segmentSet.apply(.close)
-            }
-            return
-        }
+        if options.isReadOnly { return try closeState() }
         try ExitFlush.closing(self) { () throws(CaskError) in try closeWritable() }
     }
 
@@ -313,21 +303,22 @@ public final class DiskStore: Sendable {
         // entries are in memory), or the next open would have to scan those segments for them.
         writePendingHints()
         hintQueue.sync {}
+        try closeState()
+        lock?.release()
+    }
+
+    /// Closes the state, as the group commit's leader (no commit runs meanwhile): a writable
+    /// store syncs, puts the waiting writes in effect, removes an unused prepared segment and
+    /// writes its index snapshot (or the active segment's hint); then everything is forgotten.
+    private func closeState() throws(CaskError) {
+        let writable = !options.isReadOnly
         try commitGate.withLeadership { () throws(CaskError) in try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { return }
-            try s.syncActive()
-            s.installDurable(now: s.options.clock.now)
-            do throws(CaskError) { try s.discardPrepared() } catch {
-                // Only a header: the next open removes it.
-                s.options.logger.warning("could not remove the unused next segment: \(error)")
-            }
-            // The snapshot stands for the active segment's hint; without it, the hint is written.
-            if !s.writeSnapshot() && s.writer.hasCompleteHints { s.writeActiveHint() }
+            if writable { try s.finishWriting() }
             s.tail.close()
             s.keys.removeAll()
             s.segmentSet.apply(.close)
         } }
-        lock?.release()
     }
 
     /// At a normal process exit (``ExitFlush``): hands buffered records to the OS and, unless the

@@ -10,25 +10,22 @@
 /// output's, so the usage stays exact whichever copy a later write forgets. The inputs are
 /// forgotten in the last slice, once nothing points into them.
 extension Compactor {
-    /// Points the index (and live pin records) at the output, then forgets the inputs. Returns the
-    /// keys whose entries still pointed at an input: they had no valid record to copy.
-    func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) -> [[UInt8]] {
+    /// Points the index (and live pin records) at the output, then forgets the inputs. Keys
+    /// whose entries still pointed at an input had no valid record to copy: they are dropped
+    /// with a tombstone (cause `.damage`), and logged here.
+    func switchIndex(to output: Output?, kept: [Kept], of listing: Listing, plan: Plan, report: CompactionReport) {
         if let output {
-            state.withSlice { s in
-                s.segmentSet.apply(.add(output.file, usage: SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
-                                                                         minimumSequence: kept[0].sequence, isCompacted: true,
-                                                                         keyID: s.options.writtenKeyID),
-                                        hintBytes: output.hintBytes))
-            }
             var residency = InputResidency(listing.inputs)
             state.forEachInSlices(kept.indices) { s, i in
+                // The output joins the store's segments in the first slice, before any entry moves.
+                if i == kept.startIndex { Self.add(output, firstSequence: kept[0].sequence, to: &s) }
                 residency.read(kept[i].input, upTo: kept[i].offset)
                 Self.move(kept, i, of: listing, to: output, in: &s)
                 return true
             }
             residency.endPhase()
         }
-        return state.withSlice { s in
+        let (orphans, failures) = state.withSlice { s -> (Int, [CaskError]) in
             // Entries left in the inputs had no valid record to copy (damage): rare, and only
             // then is the whole index walked.
             let left = plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) }
@@ -41,11 +38,39 @@ extension Compactor {
                 let settled = kept.reduce(Int64(0)) { $0 + ($1.isTombstone || $1.isRemoval ? Int64($1.size) : 0) }
                 s.segmentSet.apply(.settle(output.file.id, bytes: settled, until: plan.remainingMinimumSequence))
             }
+            let failures = Self.writeTombstones(of: orphans, in: &s)
             s.stats.compactions += 1
             s.stats.compactionBytesRead += report.bytesRead
             s.stats.compactionBytesWritten += report.bytesWritten
-            return orphans
+            return (orphans.count, failures)
         }
+        if orphans > 0 { options.logger.error("compaction found \(orphans) index entries without a valid record; keys dropped") }
+        for error in failures { options.logger.warning("could not write the tombstone of a damaged key: \(error)") }
+    }
+
+    /// Adds the durable output to the store's segments (readers can follow an entry to either copy).
+    private static func add(_ output: Output, firstSequence: UInt64, to s: inout StoreState) {
+        s.segmentSet.apply(.add(output.file, usage: SegmentUsage(fileBytes: output.size, liveBytes: 0, liveCount: 0,
+                                                                 minimumSequence: firstSequence, isCompacted: true,
+                                                                 keyID: s.options.writtenKeyID),
+                                hintBytes: output.hintBytes))
+    }
+
+    /// Writes the tombstones of keys that lost their record (cause `.damage`); they are already
+    /// out of the index (damage read as such, never a failed read, which fails the pass before
+    /// its switch). A failed append is counted and returned; the key stays absent in this process.
+    private static func writeTombstones(of orphans: [[UInt8]], in s: inout StoreState) -> [CaskError] {
+        var failures: [CaskError] = []
+        let now = s.options.clock.now
+        for key in orphans {
+            do throws(CaskError) {
+                try key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) }
+            } catch {
+                s.stats.backgroundFailures += 1
+                failures.append(error)
+            }
+        }
+        return failures
     }
 
     /// Moves the index entry or live pin record of `kept[i]` to its output offset, with its live

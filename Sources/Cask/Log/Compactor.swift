@@ -51,15 +51,16 @@ struct Compactor {
     func run(_ plan: Plan) throws(CaskError) -> CompactionReport {
         let started = DispatchTime.now().uptimeNanoseconds
         var report = CompactionReport()
-        let files: [SegmentFile] = state.withLock { s in plan.ids.compactMap { s.segments[$0] } }
+        let (files, liveCount) = state.withLock { s in
+            (plan.ids.compactMap { s.segments[$0] }, plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) })
+        }
         guard files.count == plan.ids.count else { return report }
         let listing = try listRecords(of: files, report: &report)
-        let kept = try selectLive(listing, plan: plan, report: &report)
+        let kept = try selectLive(listing, plan: plan, expecting: liveCount, report: &report)
         let output = try kept.isEmpty ? nil : writeOutput(kept, of: listing, plan: plan)
         if output == nil { try state.syncActiveOutsideLock() }
         report.bytesWritten = Int(output?.size ?? 0)
-        let orphans = switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
-        dropOrphans(orphans)
+        switchIndex(to: output, kept: kept, of: listing, plan: plan, report: report)
         CrashPoint.compactionBeforeDelete.reach()
         try deleteInputs(plan, lowestSequence: listing.records.map(\.sequence).min() ?? 0)
         report.segmentsCompacted = plan.ids.count
@@ -112,10 +113,11 @@ struct Compactor {
     /// older record; in sequence order. Checked under the lock in slices bounded by time that let
     /// waiting writers in first (``StoreStateLock/forEachInSlices(_:between:_:)``), so a writer
     /// waits for at most one slice.
-    private func selectLive(_ listing: Listing, plan: Plan, report: inout CompactionReport) throws(CaskError) -> [Kept] {
+    /// `expecting`: the inputs' live entries when the pass began (the list's first capacity).
+    private func selectLive(_ listing: Listing, plan: Plan, expecting liveCount: Int, report: inout CompactionReport) throws(CaskError) -> [Kept] {
         let orderSafe = Self.tombstonesSafeToDeleteInOrder(listing)
         var kept: [Kept] = []
-        kept.reserveCapacity(state.withLock { s in plan.ids.reduce(0) { $0 + (s.usage[$1]?.liveCount ?? 0) } } * 21 / 20 + 16)
+        kept.reserveCapacity(liveCount * 21 / 20 + 16)
         var residency = InputResidency(listing.inputs)
         defer { residency.endPhase() }
         try state.forEachInSlices(listing.records.indices, between: { () throws(CaskError) in try cancellation?.check() }) { s, n in
@@ -257,26 +259,6 @@ struct Compactor {
             apply([.lingering(minimumSequence: lowestSequence)])
         }
         try? fs.syncDirectory(directory)
-    }
-
-    /// Keys that lost their record are removed with a tombstone (cause `.damage`).
-    private func dropOrphans(_ orphans: [[UInt8]]) {
-        guard !orphans.isEmpty else { return }
-        options.logger.error("compaction found \(orphans.count) index entries without a valid record; keys dropped")
-        let now = options.clock.now
-        state.withLock { s in
-            // The keys are already out of the index (they had no valid record: damage read as
-            // such, never a failed read, which fails the pass before its switch). A failed
-            // tombstone append is counted and logged; the key stays absent in this process.
-            for key in orphans {
-                do throws(CaskError) {
-                    try key.withBytes { k throws(CaskError) in try s.evict(k, cause: .damage, now: now) }
-                } catch {
-                    s.stats.backgroundFailures += 1
-                    options.logger.warning("could not write the tombstone of a damaged key: \(error)")
-                }
-            }
-        }
     }
 
     // MARK: Phase 5: delete

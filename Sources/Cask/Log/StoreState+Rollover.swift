@@ -93,4 +93,17 @@ extension StoreState {
     /// Removes a prepared segment that will not be used (close, `removeAll`, or a rollover
     /// that came first).
     mutating func discardPrepared() throws(CaskError) { try tail.discardPrepared(fs: fs) }
+
+    /// The last writes of a close: syncs the active segment, puts the waiting writes in
+    /// effect, removes an unused prepared segment and writes the index snapshot (it stands for
+    /// the active segment's hint; without it, the hint is written).
+    mutating func finishWriting() throws(CaskError) {
+        try syncActive()
+        installDurable(now: options.clock.now)
+        do throws(CaskError) { try discardPrepared() } catch {
+            // Only a header: the next open removes it.
+            options.logger.warning("could not remove the unused next segment: \(error)")
+        }
+        if !writeSnapshot() && writer.hasCompleteHints { writeActiveHint() }
+    }
 }

@@ -181,25 +181,35 @@ struct StoreState: Sendable {
     }
 
     /// Hands over what a write left to do once the lock is released. Allocates nothing when
-    /// there is nothing to do (the common case).
+    /// there is nothing to do (the common case). Past the hard limit the caller compacts before
+    /// it returns (``BackgroundJobs/compactOnWritePath``, counted here as
+    /// ``StoreStatistics/compactionsOnTheWritePath``).
     @inline(__always)
-    mutating func takeDeferred() -> Deferred {
-        var d = Deferred()
-        work.handOver(into: &d, sealDue: work.rolloverRequested || writer.predecessor != nil)
-        if writer.hasPendingHandoff || writer.writebackDue != nil { d.jobs.insert(.writeBuffer) }
-        if limits.byteLimit != nil {
-            if isOverHardLimit { d.jobs.insert(.compactOnWritePath) } else { d.delayNanoseconds = writeDelayNanoseconds }
-            if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }
-        }
-        if expiringCount > 0 || ageLimitMilliseconds > 0 || work.sealedGarbageGrew { d.jobs.insert(.lookForCompaction) }
-        return d
-    }
+    mutating func takeDeferred() -> Deferred { takeDeferred(compactsOnWritePath: true) }
 
     /// ``takeDeferred()`` for the compaction thread's own work: no compaction is asked for (the
     /// thread compacts next, and asking from inside a run would wait for that run).
     mutating func takeBackgroundDeferred() -> Deferred {
-        var d = takeDeferred()
-        d.jobs.subtract([.compact, .compactOnWritePath])
+        var d = takeDeferred(compactsOnWritePath: false)
+        d.jobs.remove(.compact)
+        return d
+    }
+
+    @inline(__always)
+    private mutating func takeDeferred(compactsOnWritePath: Bool) -> Deferred {
+        var d = Deferred()
+        work.handOver(into: &d, sealDue: work.rolloverRequested || writer.predecessor != nil)
+        if writer.hasPendingHandoff || writer.writebackDue != nil { d.jobs.insert(.writeBuffer) }
+        if limits.byteLimit != nil {
+            if !isOverHardLimit {
+                d.delayNanoseconds = writeDelayNanoseconds
+            } else if compactsOnWritePath {
+                d.jobs.insert(.compactOnWritePath)
+                stats.compactionsOnTheWritePath += 1
+            }
+            if d.delayNanoseconds > 0 { stats.delayedWrites += 1 }
+        }
+        if expiringCount > 0 || ageLimitMilliseconds > 0 || work.sealedGarbageGrew { d.jobs.insert(.lookForCompaction) }
         return d
     }
 

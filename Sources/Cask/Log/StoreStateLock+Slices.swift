@@ -41,3 +41,33 @@ extension StoreStateLock {
         forEachInSlices(range, between: { () throws(Never) in }, step)
     }
 }
+
+extension StoreStateLock {
+    /// Calls `step` on every entry number of the index, in ranges of at most `entriesPerStep`
+    /// from the last entry to the first, in slices of about ``sliceBudgetNanoseconds`` (at least
+    /// one step each) taken with ``withSlice(_:)``. `endSlice` runs under the lock as each slice
+    /// ends, and `afterSlice` gets its result outside the lock. Backwards, so that `step` may
+    /// remove entries in its range: the last entry fills a removed one's hole, and it comes from
+    /// the part already walked, or was installed since. Stops when the store closes.
+    func walkIndexBackwards<T>(entriesPerStep: Int, _ step: (inout StoreState, Range<Int>) -> Void,
+                               endSlice: (inout StoreState) -> T, afterSlice: (T) -> Void) {
+        var cursor = Int.max
+        while cursor > 0 {
+            let ended = withSlice { s -> T? in
+                guard !s.isClosed else { cursor = 0; return nil }
+                cursor = min(cursor, s.index.count)
+                let deadline = SliceDeadline(budget: Self.sliceBudgetNanoseconds)
+                var steps = 0
+                while cursor > 0 {
+                    let low = max(0, cursor - entriesPerStep)
+                    step(&s, low..<cursor)
+                    cursor = low
+                    steps += 8   // a step of many entries: the deadline is read after each
+                    if deadline.isPast(after: steps) { break }
+                }
+                return endSlice(&s)
+            }
+            if let ended { afterSlice(ended) }
+        }
+    }
+}
