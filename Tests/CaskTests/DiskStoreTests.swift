@@ -261,3 +261,48 @@ import Testing
         #expect(try reopened.value(forKey: "a") == Data("a".utf8) && (try reopened.value(forKey: "b")) == Data("b".utf8))
     }
 }
+
+/// `sync()` writes the buffer under the store's lock and runs the `fdatasync` without it
+/// (format-spec.md, "One way to sync without the lock").
+@Suite struct SyncOutsideTheLockTests {
+    @Test func putsAndReadsGoOnWhileSyncWaitsForTheDevice() throws {
+        let dir = TemporaryDirectory()
+        let fs = HookedFileSystem()
+        var o = options()
+        o.durability = .none
+        o.fileSystem = fs
+        let store = try DiskStore(directory: dir.path, options: o)
+        try store.setValue(Data("before".utf8), forKey: "a")
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), synced = DispatchSemaphore(value: 0)
+        let armed = Locked(true)
+        fs.beforeSync = {
+            guard armed.withLock({ let was = $0; $0 = false; return was }) else { return }
+            entered.signal()
+            release.wait()
+        }
+        let outcome = Locked<Result<Void, CaskError>?>(nil)
+        DispatchQueue.global().async {
+            let r = Result { () throws(CaskError) in try store.sync() }
+            outcome.withLock { $0 = r }
+            synced.signal()
+        }
+        #expect(entered.wait(timeout: .now() + 60) == .success, "sync() never reached its fdatasync")
+        // While the fdatasync waits, a put and a read on another thread finish.
+        let worked = DispatchSemaphore(value: 0)
+        let read = Locked<Data?>(nil)
+        DispatchQueue.global().async {
+            try? store.setValue(Data("during".utf8), forKey: "b")
+            read.withLock { $0 = try? store.value(forKey: "b") }
+            worked.signal()
+        }
+        let putFinished = worked.wait(timeout: .now() + 10) == .success
+        release.signal()
+        _ = synced.wait(timeout: .now() + 60)
+        if !putFinished { _ = worked.wait(timeout: .now() + 60) }
+        #expect(putFinished, "a put waited for sync()'s fdatasync")
+        #expect(read.withLock { $0 } == Data("during".utf8))
+        #expect(try outcome.withLock { $0 }?.get() != nil)
+        #expect(try store.value(forKey: "a") == Data("before".utf8))
+        try store.close()
+    }
+}

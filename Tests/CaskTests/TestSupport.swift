@@ -288,12 +288,13 @@ func simulatedOptions(_ fs: any CaskFileSystem, durability: Durability, segmentS
     return o
 }
 
-/// The system's file system with a hook run before every `remove`: for tests that act at an
-/// exact point of a deletion (another process listing the directory halfway, say).
+/// The system's file system with hooks run before every `remove`, `open` and `sync`: for tests
+/// that act at an exact point of a deletion (another process listing the directory halfway,
+/// say) or while an `fdatasync` waits for the device.
 final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     // @unchecked: the hooks are behind a lock (tests set them while the store's threads open files).
     private let base = POSIXFileSystem()
-    private let hooks = Locked<(remove: (String) -> Void, open: (String) -> Void)>(({ _ in }, { _ in }))
+    private let hooks = Locked<(remove: (String) -> Void, open: (String) -> Void, sync: () -> Void)>(({ _ in }, { _ in }, {}))
     var beforeRemove: (String) -> Void {
         get { hooks.withLock { $0.remove } }
         set { hooks.withLock { $0.remove = newValue } }
@@ -301,6 +302,10 @@ final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     var beforeOpen: (String) -> Void {
         get { hooks.withLock { $0.open } }
         set { hooks.withLock { $0.open = newValue } }
+    }
+    var beforeSync: () -> Void {
+        get { hooks.withLock { $0.sync } }
+        set { hooks.withLock { $0.sync = newValue } }
     }
     /// Every `startWriteback` (file descriptor, offset, count) and `sync` (descriptor, -1, -1), in order.
     let writebacksAndSyncs = Locked<[(Int32, Int64, Int64)]>([])
@@ -316,6 +321,7 @@ final class HookedFileSystem: CaskFileSystem, @unchecked Sendable {
     }
     func sync(_ handle: CaskFileHandle) throws(CaskError) {
         writebacksAndSyncs.withLock { $0.append((handle.rawValue, -1, -1)) }
+        beforeSync()
         try base.sync(handle)
     }
     func startWriteback(_ handle: CaskFileHandle, offset: Int64, count: Int64) {

@@ -93,8 +93,9 @@ extension DiskStore {
 
     /// Seals the nearly full active segment off the write path (format-spec.md, "Rollover"),
     /// with no `fdatasync` under the lock or on this thread: the flush step before it created
-    /// the next segment outside the lock (unless it was already) and wrote the buffered records;
-    /// in one slice of the lock the next segment becomes active behind a shut gate. The hint
+    /// the next segment outside the lock (unless it was already); a step of its own writes the
+    /// buffered records (what the switch writes under the lock is then short); in one slice of
+    /// the lock the next segment becomes active behind a shut gate. The hint
     /// writer then syncs the sealed segment before writing its hint, and the next tick opens the
     /// gate (and, once the new segment is half full, prepares the one after it). Where the gate
     /// cannot be used (writes wait for a sync), the slice seals with a sync as
@@ -102,6 +103,7 @@ extension DiskStore {
     /// segment then seals it itself. A failed sync of the sealed segment keeps the gate shut:
     /// every later write that needs it throws that error, until the store is reopened.
     private func sealInBackground() {
+        guard runFlushStep(.sealing) != nil else { return }
         do throws(CaskError) {
             let deferred = try state.withSlice { s throws(CaskError) -> StoreState.Deferred in
                 guard !s.isClosed, s.work.rolloverRequested else { return StoreState.Deferred() }

@@ -45,7 +45,7 @@ extension DiskStore {
         }
         var removals = TagRemovals()
         removals.add(bytes, sequence: sequence)
-        return try removeTaggedEntries(removals, now: now, reportsEvents: true)
+        return try removeTaggedEntries(removals, now: now, atOpen: false)
     }
 
     /// Removes every tagged entry that `removals` covers: finds the tagged entries older than
@@ -55,9 +55,10 @@ extension DiskStore {
     /// (``StoreState/sweeping``); when a read failed they stay noted (compaction keeps their
     /// records and close writes no snapshot, so that the next open applies them again), the
     /// walk goes on, and the first failure is thrown at the end. Returns how many live items
-    /// were removed; each is reported as ``StoreEvent/removed(key:)`` when `reportsEvents`
-    /// (not at open, as for a prefix removal).
-    func removeTaggedEntries(_ removals: TagRemovals, now: Int64, reportsEvents: Bool) throws(CaskError) -> Int {
+    /// were removed; each is reported as ``StoreEvent/removed(key:)``, unless `atOpen` (the
+    /// removals an open found, as for a prefix removal): then it is counted in
+    /// ``StoreStatistics/keysRemovedByTagAtOpen``.
+    func removeTaggedEntries(_ removals: TagRemovals, now: Int64, atOpen: Bool) throws(CaskError) -> Int {
         let candidates = taggedEntries(olderThan: removals.newestSequence)
         var covered: [(key: [UInt8], sequence: UInt64)] = []
         var failure: CaskError?
@@ -89,7 +90,7 @@ extension DiskStore {
                 }
             }
         }
-        let removed = removeCovered(covered, now: now, reportsEvents: reportsEvents)
+        let removed = removeCovered(covered, now: now, atOpen: atOpen)
         if let failure { throw failure }
         endSweeps(removals.removals.map(\.sequence))
         return removed
@@ -113,7 +114,7 @@ extension DiskStore {
     }
 
     /// Drops each of `covered` whose record is still its key's live one, in slices of the lock.
-    private func removeCovered(_ covered: [(key: [UInt8], sequence: UInt64)], now: Int64, reportsEvents: Bool) -> Int {
+    private func removeCovered(_ covered: [(key: [UInt8], sequence: UInt64)], now: Int64, atOpen: Bool) -> Int {
         var removed = 0
         var next = 0
         while next < covered.count {
@@ -122,8 +123,9 @@ extension DiskStore {
                 let end = min(covered.count, next + Self.entriesPerRemovalStep)
                 for c in covered[next..<end] {
                     let n = c.key.withUnsafeBytes { s.index.entryNumber(forKey: $0) }
-                    if let n, s.index.entry(at: n).sequence == c.sequence, s.removeCoveredEntry(at: n, now: now, reportsEvent: reportsEvents) {
+                    if let n, s.index.entry(at: n).sequence == c.sequence, s.removeCoveredEntry(at: n, now: now, reportsEvent: !atOpen) {
                         removed += 1
+                        if atOpen { s.stats.keysRemovedByTagAtOpen += 1 }
                     }
                 }
                 next = end
@@ -139,7 +141,6 @@ extension DiskStore {
     func applyTagRemovalsFoundAtOpen() throws(CaskError) {
         let found = state.withLock { $0.work.takeTagRemovalsFoundAtOpen() }
         guard !found.isEmpty else { return }
-        let removed = try removeTaggedEntries(found, now: options.clock.now, reportsEvents: false)
-        state.withLock { $0.stats.keysRemovedByTagAtOpen = removed }
+        _ = try removeTaggedEntries(found, now: options.clock.now, atOpen: true)
     }
 }

@@ -18,6 +18,9 @@ struct FlushStep: @unchecked Sendable {   // its files are used by one thread at
         case flushThread
         /// The buffer writer thread: only a handed-off full buffer.
         case bufferWriter
+        /// The flush thread just before it seals: the buffered records, so that what the seal
+        /// writes under the lock is short.
+        case sealing
     }
 
     /// The handed-off buffer to write outside the lock.
@@ -84,6 +87,8 @@ extension StoreState {
         switch role {
         case .bufferWriter:
             if writer.hasPendingHandoff { step.claim(from: &self) }
+        case .sealing:
+            step.claim(from: &self)
         case .flushThread:
             // The hint writer syncs a sealed segment (``DiskStore/writeHints(_:)``): once it
             // has, the gate opens here, and what waited behind it is written by this step.
