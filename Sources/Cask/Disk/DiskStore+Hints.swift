@@ -1,9 +1,9 @@
 import CaskFormat
 
 extension DiskStore {
-    /// Writes the hints the store has queued (``writeHints(_:)``): at open, those of segments
-    /// scanned without one; at close, those of segments sealed in the background since the
-    /// last write.
+    /// Writes the hints the store has queued (``writeHints(_:)``) at close: those of segments
+    /// sealed in the background since the last write. (The open hands the hints of segments it
+    /// scanned to ``writeHints(_:)`` itself.)
     func writePendingHints() {
         let hints = state.withLock { $0.work.takeHints() }
         if !hints.isEmpty { writeHints(hints) }
@@ -22,7 +22,10 @@ extension DiskStore {
                     // durable (a failed sync is reported by the flush thread, which saw it first).
                     try hint.after?.sync()
                     var made = hint.encoded()
-                    if made == nil { made = try Self.scannedHint(of: id, in: state, keyring: options.keyring) }
+                    if made == nil, let file = hint.scanned {
+                        // Outside the lock: a sealed segment does not change (nil when damaged).
+                        made = try StoreState.scannedHint(of: file, keyring: options.keyring) { _, _ in nil }
+                    }
                     guard let bytes = made else { continue }
                     let size = try StoreFiles.writeHint(bytes, of: id, in: directory, keyring: options.keyring, fs: options.fileSystem)
                     state.withLock { s in
@@ -35,12 +38,5 @@ FileNames.join(directory, FileNames.hint(id))) }
                 }
             }
         }
-    }
-
-    /// The hint of sealed segment `id`, made by scanning it (outside the lock: a sealed segment
-    /// does not change); nil when it is gone or damaged.
-    private static func scannedHint(of id: UInt32, in state: StoreStateLock, keyring: Keyring?) throws(CaskError) -> [UInt8]? {
-        guard let file = state.withLock({ $0.segments[id] }) else { return nil }
-        return try StoreState.scannedHint(of: file, keyring: keyring) { _, _ in nil }
     }
 }

@@ -11,7 +11,8 @@ extension DiskStore {
     /// - Throws: what opening throws; the store is then as it was before the call.
     public func refresh() throws(CaskError) {
         guard options.isReadOnly else { return }
-        let fresh = try Self.loadReadOnly(directory: directory, options: options)
+        var fresh = try Self.loadReadOnly(directory: directory, options: options)
+        let found = fresh.work.takeTagRemovalsFoundAtOpen()
         try state.withLock { s throws(CaskError) in
             guard !s.isClosed else { throw .closed }
             let stats = s.stats
@@ -19,7 +20,7 @@ extension DiskStore {
             s.stats.hits = stats.hits
             s.stats.misses = stats.misses
         }
-        try applyTagRemovalsFoundAtOpen()
+        try applyTagRemovals(foundAtOpen: found)
     }
 
     /// Loads a store without changing anything in its directory (``StoreOptions/isReadOnly``).

@@ -138,8 +138,7 @@ extension DiskStore {
 
     /// Applies the tag removals the open found (recovery step 4: format-spec.md), as the open
     /// ends. A failed read fails the open (nothing on disk changed).
-    func applyTagRemovalsFoundAtOpen() throws(CaskError) {
-        let found = state.withLock { $0.work.takeTagRemovalsFoundAtOpen() }
+    func applyTagRemovals(foundAtOpen found: TagRemovals) throws(CaskError) {
         guard !found.isEmpty else { return }
         _ = try removeTaggedEntries(found, now: options.clock.now, atOpen: true)
     }

@@ -71,7 +71,8 @@ public final class DiskStore: Sendable {
         self.timings = timings
         self.directory = directory
         if options.isReadOnly {
-            let loaded = try Self.loadReadOnly(directory: directory, options: options)
+            var loaded = try Self.loadReadOnly(directory: directory, options: options)
+            let found = loaded.work.takeTagRemovalsFoundAtOpen()
             self.options = loaded.options   // with the store's binding (format-spec.md, "Store id")
             self.state = StoreStateLock(loaded)
             self.lock = nil
@@ -79,7 +80,7 @@ public final class DiskStore: Sendable {
             self.bufferWriter = nil
             self.syncer = nil
             self.compactor = nil
-            try applyTagRemovalsFoundAtOpen()
+            try applyTagRemovals(foundAtOpen: found)
             return
         }
         let fs = options.fileSystem
@@ -91,7 +92,10 @@ public final class DiskStore: Sendable {
         self.options = options
         self.lock = lock
         var loader = StoreLoader(directory: directory, options: options)
-        self.state = StoreStateLock(try loader.load())
+        // What the open found to do is taken before the state goes behind its lock.
+        var loaded = try loader.load()
+        let (hints, found) = (loaded.work.takeHints(), loaded.work.takeTagRemovalsFoundAtOpen())
+        self.state = StoreStateLock(loaded)
         let box = WeakBox()
         (ticker, bufferWriter, syncer, compactor) = Self.backgroundThreads(options, box)
         box.store = self
@@ -100,8 +104,8 @@ public final class DiskStore: Sendable {
         // expire or segments to re-seal under a new key would otherwise never be looked at).
         schedule(.lookForCompaction)
         ExitFlush.register(self)
-        writePendingHints()
-        try applyTagRemovalsFoundAtOpen()
+        if !hints.isEmpty { writeHints(hints) }   // of segments the open scanned
+        try applyTagRemovals(foundAtOpen: found)
     }
 
     /// The store's background threads, each reaching the store through `box`. They sleep

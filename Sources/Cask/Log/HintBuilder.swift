@@ -129,6 +129,10 @@ struct PendingHint: Sendable {
     /// The sync the segment still owes after a background seal: its hint is written only once
     /// the segment is durable.
     var after: PredecessorSync? = nil
+    /// The segment to scan for the hint when there are no `entries` (a segment the open found
+    /// without one). Held until the hint is written: if compaction drops the segment meanwhile,
+    /// the hint written is removed again.
+    var scanned: SegmentFile? = nil
 
     /// The hint file's bytes, or nil when the segment must be scanned instead.
     func encoded() -> [UInt8]? {

@@ -148,7 +148,7 @@ struct StoreLoader {
         }
         // A segment sealed without a hint (full at the last close): made in the background.
         for segment in opened where !readOnly && segment.file.id != state.writer.id && !listing.hintIDs.contains(segment.file.id) {
-            state.work.queue(PendingHint(segment: segment.file.id, entries: nil, segmentSize: segment.size))
+            state.work.queue(PendingHint(segment: segment.file.id, entries: nil, segmentSize: segment.size, scanned: segment.file))
         }
         return state
     }
