@@ -31,7 +31,8 @@ extension StoreState {
 }
 
 /// Syncing the active segment without holding the store's lock over the `fdatasync`: the one
-/// protocol of the group commit, the interval sync and compaction. It plans under the lock
+/// protocol of the group commit, ``DiskStore/sync()``, the interval sync and compaction
+/// (format-spec.md, "One way to sync without the lock"). It plans under the lock
 /// (behind a shut rollover gate, the sealed segment is synced first, also without the lock: the
 /// flush would sync it under the lock and every put would wait for that `fdatasync`), syncs
 /// without it, and records the outcome under it.
