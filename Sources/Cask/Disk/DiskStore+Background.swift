@@ -80,9 +80,7 @@ extension DiskStore {
         if let error = step.flushFailure { options.logger.warning("background flush failed: \(error)") }
         step.perform(directory: directory, options: options)
         let result = state.withLock { $0.applyFlushStep(step) }
-        if let due = result.writeback {
-            due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count))
-        }
+        FlushStep.requestWriteback(result.writeback)
         if let late = result.lateSegment {
             // Harmless `try?`: a segment file with only a header, which the next open removes.
             try? options.fileSystem.remove(late.path)   // its descriptor closes with `late`

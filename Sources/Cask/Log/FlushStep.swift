@@ -24,24 +24,24 @@ struct FlushStep: @unchecked Sendable {   // its files are used by one thread at
     }
 
     /// The handed-off buffer to write outside the lock.
-    private(set) var write: ClaimedWrite?
+    fileprivate(set) var write: ClaimedWrite?
     /// A writeback request due (``SegmentWriter/startWritebackOfFlushedBytes()``).
-    private(set) var writeback: (file: SegmentFile, range: Range<Int64>)?
+    fileprivate(set) var writeback: (file: SegmentFile, range: Range<Int64>)?
     /// The active segment became worth sealing once idle (the compaction thread is armed).
-    private(set) var worthSealing = false
+    fileprivate(set) var worthSealing = false
     /// The active segment is nearly full: the flush thread seals it after this step.
-    private(set) var seals = false
+    fileprivate(set) var seals = false
     /// The next segment, reserved, to be created outside the lock (``StoreState/reserveNextSegment()``),
     /// and the id of the segment it follows.
-    private(set) var nextSegment: (header: SegmentHeader, follows: UInt32)?
+    fileprivate(set) var nextSegment: (header: SegmentHeader, follows: UInt32)?
     /// Slots of the index's next slot table, to be zeroed outside the lock (16 MB at a million
     /// keys took 6 ms of the put that grew the index).
-    private(set) var slotTableSize: Int?
+    fileprivate(set) var slotTableSize: Int?
     /// A prepared slot table the index gave back (it stopped growing), freed with the step,
     /// outside the lock.
-    private(set) var releasedSlotTable: [UInt64]?
+    fileprivate(set) var releasedSlotTable: [UInt64]?
     /// A background flush that failed under the lock (counted; logged by the caller).
-    private(set) var flushFailure: CaskError?
+    fileprivate(set) var flushFailure: CaskError?
 
     // What ``perform()`` made.
     /// The segment created for ``nextSegment``.
@@ -54,7 +54,7 @@ struct FlushStep: @unchecked Sendable {   // its files are used by one thread at
     /// Does the step's I/O, outside the lock: the writeback request, the buffer's write, the
     /// next segment's creation (durable with its directory entry) and the slot table.
     mutating func perform(directory: String, options: StoreOptions) {
-        if let due = writeback { due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count)) }
+        Self.requestWriteback(writeback)
         if let w = write { w.handoff.write(to: w.handle, fs: w.fs) }
         if let next = nextSegment {
             do throws(CaskError) {
@@ -62,6 +62,13 @@ struct FlushStep: @unchecked Sendable {   // its files are used by one thread at
             } catch { creationFailure = error }
         }
         if let size = slotTableSize { slotTable = [UInt64](repeating: 0, count: size) }
+    }
+
+    /// Asks the OS to start writing `due` back (``SegmentWriter/startWritebackOfFlushedBytes()``),
+    /// outside the lock: the request can wait for the device's queue.
+    static func requestWriteback(_ due: (file: SegmentFile, range: Range<Int64>)?) {
+        guard let due else { return }
+        due.file.fileSystem.startWriteback(due.file.handle, offset: due.range.lowerBound, count: Int64(due.range.count))
     }
 
     /// The seal may go ahead: no segment had to be created, or it was.
@@ -101,12 +108,12 @@ extension StoreState {
                 // cuts it off and retries.
                 do throws(CaskError) { try flush() } catch {
                     stats.backgroundFailures += 1
-                    step.noteFlushFailure(error)
+                    step.flushFailure = error
                 }
             }
             step.planSeal(in: &self)
         }
-        step.noteWriteback(tail.takeWritebackDue())
+        step.writeback = tail.takeWritebackDue()
         return step
     }
 
@@ -144,7 +151,4 @@ extension FlushStep {
         if seals || s.wantsPreparedSegment { nextSegment = s.reserveNextSegment().map { ($0, s.writer.id) } }
         (slotTableSize, releasedSlotTable) = s.keys.slotTablePreparationTick()
     }
-
-    fileprivate mutating func noteFlushFailure(_ error: CaskError) { flushFailure = error }
-    fileprivate mutating func noteWriteback(_ due: (file: SegmentFile, range: Range<Int64>)?) { writeback = due }
 }
